@@ -1,0 +1,17 @@
+# Writes OUT: a C++ source holding every lua/*.lua script's exact bytes and SHA1.
+# Run as `cmake -DOUT=... -DLUA_DIR=... -P embed_lua.cmake` at build time.
+file(GLOB files ${LUA_DIR}/*.lua)
+list(SORT files)
+set(body "// Generated from lua/*.lua by cmake/embed_lua.cmake. Do not edit.\n")
+string(APPEND body "#include <rlock/redis/script.hpp>\n\nnamespace rlock::scripts {\n")
+foreach(f ${files})
+  get_filename_component(name ${f} NAME_WE)
+  file(READ ${f} text HEX)
+  file(SHA1 ${f} sha)
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "'\\\\x\\1'," bytes "${text}")
+  string(APPEND body "static const char k_${name}_text[] = {${bytes} 0};\n")
+  string(APPEND body "const redis::Script ${name}{\"${name}\", {k_${name}_text, sizeof(k_${name}_text) - 1}, \"${sha}\"};\n")
+endforeach()
+string(APPEND body "} // namespace rlock::scripts\n")
+file(WRITE ${OUT}.tmp "${body}")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)

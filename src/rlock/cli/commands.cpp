@@ -1,0 +1,310 @@
+#include <rlock/cli/commands.hpp>
+#include <rlock/cli/render.hpp>
+#include <rlock/core/errors.hpp>
+#include <rlock/core/log.hpp>
+#include <rlock/core/signals.hpp>
+#include <rlock/core/text.hpp>
+#include <rlock/lock/waiter.hpp>
+#include <rlock/run/supervisor.hpp>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+namespace rlock::cli {
+
+namespace {
+
+const char* getenv_wrapper(const char* name) {
+  return std::getenv(name);
+}
+
+void print_json(const nlohmann::json& doc) {
+  fmt::print("{}\n", doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+// The command line of process `pid`, NULs as spaces, for the holder record.
+std::string process_command(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/cmdline", pid), std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!text.empty() && text.back() == '\0') {
+    text.pop_back();
+  }
+  for (auto& c : text) {
+    c = c == '\0' ? ' ' : c;
+  }
+  return text.size() > 200 ? text.substr(0, 200) + "..." : text;
+}
+
+struct Context {
+  const Invocation& inv;
+  redis::Connection conn;
+  lock::LockKeys keys; // of names[0] when the command takes one name
+};
+
+// The terminal display while waiting: one line on stderr, rewritten in place.
+class WaitDisplay {
+public:
+  WaitDisplay(std::string name, bool enabled) : m_name(std::move(name)), m_enabled(enabled) {}
+  ~WaitDisplay() {
+    if (m_shown) {
+      fmt::print(stderr, "\r\033[K");
+    }
+  }
+  void operator()(const lock::Holder& holder, Millis wait_left) {
+    if (!m_enabled) {
+      return;
+    }
+    fmt::print(stderr, "\r\033[Krlock: waiting for {} ({} to go): {}", quote(m_name),
+               format_duration(wait_left), holder_phrase(holder));
+    std::fflush(stderr);
+    m_shown = true;
+  }
+
+private:
+  std::string m_name;
+  bool m_enabled;
+  bool m_shown = false;
+};
+
+[[noreturn]] void busy(const Context& ctx, const lock::AcquireResult& result) {
+  const auto& inv = ctx.inv;
+  if (inv.global.json) {
+    print_json({{"name", ctx.keys.name},
+                {"acquired", false},
+                {"holder", result.holder.owner},
+                {"type", result.holder.type},
+                {"ttl_ms", result.holder.ttl.count()},
+                {"holder_info", meta_json(parse_meta(result.holder.meta))}});
+  }
+  std::string why = inv.wait ? fmt::format("still busy after waiting {}", format_duration(*inv.wait))
+                             : std::string("busy");
+  throw Error(static_cast<ExitCode>(inv.global.conflict_exit_code),
+              fmt::format("{}: {}", why, holder_phrase(result.holder)));
+}
+
+std::string not_held_reason(lock::OwnerCheck check, const std::string& detail) {
+  switch (check) {
+  case lock::OwnerCheck::missing:
+    return "not held: no such lock (it expired or was released)";
+  case lock::OwnerCheck::other:
+    return fmt::format("not held by this owner: held by {}", printable(detail));
+  case lock::OwnerCheck::foreign:
+    return fmt::format("not a lock: the key is a {}; left untouched", detail);
+  default:
+    return "";
+  }
+}
+
+// Takes the lock as the invocation asks (waiting, interruptible by `signals`,
+// with the terminal display), or ends with the conflict exit code.
+lock::AcquireResult acquire_or_busy(Context& ctx, const lock::AcquireRequest& request, SignalFd& signals) {
+  WaitDisplay display(ctx.keys.name, isatty(STDERR_FILENO) && log::g_level != log::Level::quiet);
+  auto result = lock::acquire(ctx.conn, request, &signals, std::ref(display));
+  if (!result.acquired) {
+    busy(ctx, result);
+  }
+  return result;
+}
+
+int cmd_acquire(Context& ctx, const std::string& /*label*/) {
+  const auto& inv = ctx.inv;
+  lock::AcquireRequest request{ctx.keys, inv.owner.empty() ? random_owner_token() : inv.owner, inv.ttl,
+                               lock::HolderInfo{host_name(), getppid(), process_command(getppid())},
+                               inv.wait};
+  SignalFd signals({SIGINT, SIGTERM, SIGHUP, SIGQUIT});
+  auto result = acquire_or_busy(ctx, request, signals);
+  if (inv.global.json) {
+    print_json({{"name", ctx.keys.name},
+                {"acquired", true},
+                {"owner", request.owner},
+                {"reentered", result.reentered},
+                {"count", result.count},
+                {"fence", result.fence},
+                {"ttl_ms", result.lease.count()}});
+  } else {
+    fmt::print("{}\n", request.owner);
+  }
+  return 0;
+}
+
+int cmd_release(Context& ctx, const std::string& /*label*/) {
+  const auto& inv = ctx.inv;
+  auto result = lock::release(ctx.conn, ctx.keys, inv.owner, inv.all, lock::new_op_id());
+  if (inv.global.json) {
+    print_json({{"name", ctx.keys.name},
+                {"owner", inv.owner},
+                {"released", result.check == lock::OwnerCheck::ok},
+                {"remaining", result.remaining}});
+  }
+  if (result.check != lock::OwnerCheck::ok) {
+    throw Error(ExitCode::not_held, not_held_reason(result.check, result.detail));
+  }
+  return 0;
+}
+
+int cmd_renew(Context& ctx, const std::string& /*label*/) {
+  const auto& inv = ctx.inv;
+  auto result = lock::renew(ctx.conn, ctx.keys, inv.owner, inv.renew_ttl.value_or(Millis(0)));
+  if (inv.global.json) {
+    print_json({{"name", ctx.keys.name},
+                {"owner", inv.owner},
+                {"renewed", result.check == lock::OwnerCheck::ok},
+                {"ttl_ms", result.lease.count()}});
+  }
+  if (result.check != lock::OwnerCheck::ok) {
+    throw Error(ExitCode::not_held, not_held_reason(result.check, result.detail));
+  }
+  return 0;
+}
+
+int cmd_status(Context& ctx, const std::string& /*label*/) {
+  const auto& inv = ctx.inv;
+  std::vector<std::string> names = inv.names;
+  if (names.empty()) {
+    names = lock::find_locks(ctx.conn, inv.match.empty() ? "*" : inv.match);
+  }
+  auto states = lock::inspect(ctx.conn, names);
+  bool all_held = true;
+  nlohmann::json locks = nlohmann::json::array();
+  for (const auto& state : states) {
+    all_held = all_held && state.held();
+    if (inv.global.json) {
+      locks.push_back(status_json(state));
+    } else {
+      fmt::print("{}\n", status_line(state));
+    }
+  }
+  if (inv.global.json) {
+    print_json({{"locks", locks}});
+  }
+  return inv.names.empty() || all_held ? 0 : static_cast<int>(ExitCode::not_held);
+}
+
+int cmd_force_unlock(Context& ctx, const std::string& /*label*/) {
+  auto before = lock::inspect(ctx.conn, {ctx.keys.name});
+  auto removed = lock::force_unlock(ctx.conn, ctx.keys);
+  if (ctx.inv.global.json) {
+    print_json({{"name", ctx.keys.name},
+                {"removed", removed.has_value()},
+                {"was", status_json(before.front())}});
+  }
+  if (!removed) {
+    throw Error(ExitCode::not_held, "nothing to remove: the lock is free");
+  }
+  log::info("removed {} ({})", quote(ctx.keys.name), status_line(before.front()));
+  return 0;
+}
+
+int cmd_run(Context& ctx, const std::string& label) {
+  const auto& inv = ctx.inv;
+  run::RunSpec spec;
+  std::string command;
+  for (const auto& arg : inv.child_argv) {
+    command += (command.empty() ? "" : " ") + arg;
+  }
+  if (command.size() > 200) {
+    command = command.substr(0, 200) + "...";
+  }
+  spec.request = lock::AcquireRequest{ctx.keys, inv.owner.empty() ? random_owner_token() : inv.owner, inv.ttl,
+                                      lock::HolderInfo{host_name(), getpid(), command}, inv.wait};
+  spec.child_argv = inv.child_argv;
+  spec.url = inv.global.urls.front();
+  spec.on_lost = inv.on_lost;
+  spec.kill_after = inv.kill_after;
+  spec.hold_min = inv.hold_min;
+  spec.max_hold = inv.max_hold;
+  spec.label = label;
+  SignalFd signals = run::make_run_signals();
+  auto acquired = acquire_or_busy(ctx, spec.request, signals);
+  return run::supervise(ctx.conn, spec, acquired, signals);
+}
+
+using Handler = int (*)(Context&, const std::string& label);
+struct Dispatch {
+  Command command;
+  std::string_view verb;
+  Handler handler;
+};
+constexpr Dispatch k_dispatch[] = {
+    {Command::acquire, "acquire", cmd_acquire}, {Command::release, "release", cmd_release},
+    {Command::renew, "renew", cmd_renew},       {Command::status, "status", cmd_status},
+    {Command::force_unlock, "force-unlock", cmd_force_unlock}, {Command::run, "run", cmd_run},
+};
+
+std::string read_password_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    throw UsageError(fmt::format("--password-file: cannot read {}: {}", printable(path), std::strerror(errno)));
+  }
+  std::string line;
+  std::getline(in, line);
+  while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) {
+    line.pop_back();
+  }
+  return line;
+}
+
+} // namespace
+
+redis::Endpoint resolve_endpoint(const GlobalOptions& global) {
+  auto endpoint = redis::parse_url(global.urls.front());
+  if (!endpoint.password) {
+    if (global.password_file) {
+      endpoint.password = read_password_file(*global.password_file);
+    } else if (const char* pw = std::getenv("RLOCK_PASSWORD"); pw != nullptr && *pw != '\0') {
+      endpoint.password = pw;
+    } else if (const char* cli_pw = std::getenv("REDISCLI_AUTH"); cli_pw != nullptr && *cli_pw != '\0') {
+      endpoint.password = cli_pw;
+    }
+  }
+  return endpoint;
+}
+
+int execute(const Invocation& inv, std::string& context) {
+  const auto* entry = &k_dispatch[0];
+  for (const auto& d : k_dispatch) {
+    if (d.command == inv.command) {
+      entry = &d;
+    }
+  }
+  auto endpoint = resolve_endpoint(inv.global);
+  context = inv.names.empty() ? fmt::format("{} on {}", entry->verb, endpoint.display())
+                              : fmt::format("{} {} on {}", entry->verb, quote(inv.names.front()),
+                                            endpoint.display());
+  Context ctx{inv, redis::Connection(endpoint, {inv.global.connect_timeout, inv.global.io_timeout}),
+              inv.names.size() == 1 ? lock::keys_for(inv.names.front()) : lock::LockKeys{}};
+  return entry->handler(ctx, context);
+}
+
+int main(int argc, char** argv) {
+  std::string context;
+  try {
+    auto parsed = parse(argc, argv, getenv_wrapper);
+    if (!parsed.invocation) {
+      fmt::print("{}", parsed.output);
+      return parsed.exit_code;
+    }
+    log::g_level = parsed.invocation->global.level;
+    return execute(*parsed.invocation, context);
+  } catch (const Error& e) {
+    std::fflush(stdout);
+    if (context.empty()) {
+      fmt::print(stderr, "rlock: {}\n", e.what());
+    } else {
+      fmt::print(stderr, "rlock: {}: {}\n", context, e.what());
+    }
+    return static_cast<int>(e.exit_code());
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "rlock: {}{}internal error: {}\n", context, context.empty() ? "" : ": ", e.what());
+    return static_cast<int>(ExitCode::software);
+  }
+}
+
+} // namespace rlock::cli

@@ -1,0 +1,326 @@
+#include <rlock/cli/options.hpp>
+#include <rlock/core/errors.hpp>
+#include <rlock/core/text.hpp>
+#include <rlock/lock/names.hpp>
+#include <rlock/redis/url.hpp>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+
+namespace rlock::cli {
+
+namespace {
+
+// Raw option values as CLI11 fills them; converted and checked after parsing.
+struct Raw {
+  std::vector<std::string> urls;
+  std::string password_file;
+  std::string connect_timeout = "2s";
+  std::string io_timeout = "2s";
+  std::string tls_ca_file, tls_cert, tls_key, tls_server_name;
+  bool tls_insecure = false;
+  bool json = false;
+  bool quiet = false;
+  bool verbose = false;
+  int conflict_exit_code = 75;
+
+  std::vector<std::string> names;
+  std::string owner;
+  std::string ttl;
+  std::string wait;
+  bool no_wait = false;
+  bool all = false;
+  std::string match;
+  std::string on_lost = "term";
+  std::string kill_after = "10s";
+  std::string hold_min;
+  std::string max_hold;
+};
+
+const char* k_footer =
+    "Durations: 500ms, 30s, 5m, 2h, 1h30m, 1d, or seconds (0.5).\n"
+    "Exit status: 0 ok, 1 not held, 64 usage, 69 Redis unavailable, 70 internal, 75 busy\n"
+    "(-E), 76 lock lost during run, 77 auth denied; run exits with CMD's status.\n"
+    "See rlock(1) for the data format, the environment and safety notes.";
+
+struct App {
+  CLI::App app{"rlock: distributed locks in Redis for shell scripts, cron and CI, "
+               "compatible with Redisson's RLock.",
+               "rlock"};
+  Raw raw;
+  std::map<std::string, CLI::App*, std::less<>> subs;
+};
+
+void add_wait_flags(CLI::App* sub, Raw& raw) {
+  auto* wait = sub->add_option("-w,--wait", raw.wait, "Wait up to DUR for the lock")
+                   ->type_name("DUR");
+  auto* no_wait =
+      sub->add_flag("-n,--no-wait", raw.no_wait, "Do not wait: fail at once if the lock is busy (default)");
+  wait->excludes(no_wait);
+}
+
+void add_owner(CLI::App* sub, Raw& raw, const char* what) {
+  sub->add_option("--owner", raw.owner, what)->type_name("TOKEN");
+}
+
+std::unique_ptr<App> make_app() {
+  auto a = std::make_unique<App>();
+  auto& app = a->app;
+  auto& raw = a->raw;
+  app.set_version_flag("--version", std::string("rlock ") + RLOCK_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.footer(k_footer);
+  app.get_formatter()->column_width(32);
+
+  app.add_option("-u,--url", raw.urls,
+                 "Redis URL: redis://[[user]:password@]host[:port][/db] or unix:///path[?db=N] "
+                 "(env RLOCK_URL, REDIS_URL; default redis://127.0.0.1:6379)")
+      ->type_name("URL");
+  app.add_option("--password-file", raw.password_file,
+                 "Read the password from FILE (env RLOCK_PASSWORD, REDISCLI_AUTH)")
+      ->type_name("FILE");
+  app.add_option("--connect-timeout", raw.connect_timeout, "Connect timeout (default 2s)")
+      ->type_name("DUR");
+  app.add_option("--io-timeout", raw.io_timeout, "Timeout of each request (default 2s)")
+      ->type_name("DUR");
+  app.add_option("--tls-ca-file", raw.tls_ca_file, "TLS CA file (not supported yet)")->type_name("FILE");
+  app.add_option("--tls-cert", raw.tls_cert, "TLS client certificate (not supported yet)")->type_name("FILE");
+  app.add_option("--tls-key", raw.tls_key, "TLS client key (not supported yet)")->type_name("FILE");
+  app.add_option("--tls-server-name", raw.tls_server_name, "TLS server name (not supported yet)")
+      ->type_name("NAME");
+  app.add_flag("--tls-insecure", raw.tls_insecure, "Skip TLS verification (not supported yet)");
+  app.add_flag("--json", raw.json, "Machine-readable output: one JSON document on stdout");
+  app.add_flag("-q,--quiet", raw.quiet, "No warnings or progress on stderr");
+  app.add_flag("-v,--verbose", raw.verbose, "Log each Redis request and reply to stderr");
+  app.add_option("-E,--conflict-exit-code", raw.conflict_exit_code,
+                 "Exit code when the lock is busy or the wait ran out (default 75)")
+      ->type_name("N");
+
+  for (const auto& info : k_subcommands) {
+    a->subs[std::string(info.name)] = app.add_subcommand(std::string(info.name), std::string(info.summary));
+  }
+
+  auto* acquire = a->subs["acquire"];
+  acquire->add_option("NAME", raw.names, "Lock name (the Redis key)")->required()->expected(1);
+  acquire->add_option("--ttl", raw.ttl, "Lease: the lock expires unless renewed (default 30s)")
+      ->type_name("DUR");
+  add_wait_flags(acquire, raw);
+  add_owner(acquire, raw, "Owner token (env RLOCK_OWNER; default: a new random token)");
+
+  auto* release = a->subs["release"];
+  release->add_option("NAME", raw.names, "Lock name")->required()->expected(1);
+  add_owner(release, raw, "Owner token printed by acquire (env RLOCK_OWNER)");
+  release->add_flag("--all", raw.all, "Release every reentry level, not just one");
+
+  auto* renew = a->subs["renew"];
+  renew->add_option("NAME", raw.names, "Lock name")->required()->expected(1);
+  add_owner(renew, raw, "Owner token printed by acquire (env RLOCK_OWNER)");
+  renew->add_option("--ttl", raw.ttl, "New lease (default: the lease it was taken with)")
+      ->type_name("DUR");
+
+  auto* status = a->subs["status"];
+  status->add_option("NAME", raw.names, "Locks to show (default: every lock found)");
+  status->add_option("--match", raw.match, "Glob pattern of lock names to list (SCAN MATCH)")
+      ->type_name("PATTERN");
+
+  auto* force = a->subs["force-unlock"];
+  force->add_option("NAME", raw.names, "Lock name")->required()->expected(1);
+
+  auto* run = a->subs["run"];
+  run->add_option("NAME", raw.names, "Lock name")->required()->expected(1);
+  run->add_option("--ttl", raw.ttl, "Lease, renewed every TTL/3 while CMD runs (default 30s)")
+      ->type_name("DUR");
+  add_wait_flags(run, raw);
+  run->add_option("--on-lost", raw.on_lost,
+                  "When the lock is lost: term (SIGTERM, then SIGKILL), kill, or ignore (default term)")
+      ->type_name("POLICY")
+      ->check(CLI::IsMember({"term", "kill", "ignore"}));
+  run->add_option("--kill-after", raw.kill_after,
+                  "SIGKILL this long after SIGTERM when stopping CMD (default 10s)")
+      ->type_name("DUR");
+  run->add_option("--hold-min", raw.hold_min,
+                  "Keep the lock until DUR after acquisition even if CMD ends sooner")
+      ->type_name("DUR");
+  run->add_option("--max-hold", raw.max_hold, "Stop CMD as for a lost lock after holding DUR")
+      ->type_name("DUR");
+  return a;
+}
+
+std::optional<Millis> optional_duration(const std::string& text, std::string_view flag) {
+  if (text.empty()) {
+    return std::nullopt;
+  }
+  return parse_duration(text, flag);
+}
+
+Command command_of(const std::string& name) {
+  static const std::map<std::string, Command, std::less<>> k_commands = {
+      {"acquire", Command::acquire}, {"release", Command::release},
+      {"renew", Command::renew},     {"status", Command::status},
+      {"force-unlock", Command::force_unlock}, {"run", Command::run}};
+  return k_commands.at(name);
+}
+
+Invocation convert(const App& a, std::vector<std::string> child_argv, const char* (*env)(const char*)) {
+  const Raw& raw = a.raw;
+  Invocation inv;
+  std::string sub_name = a.app.get_subcommands().front()->get_name();
+  inv.command = command_of(sub_name);
+
+  auto& g = inv.global;
+  g.urls = redis::choose_urls(raw.urls, env);
+  for (const auto& url : g.urls) {
+    redis::parse_url(url); // throws a usage error for a bad one
+  }
+  if (g.urls.size() > 1) {
+    throw UsageError("several URLs (Redlock quorum) are not supported yet; give one --url");
+  }
+  if (!raw.tls_ca_file.empty() || !raw.tls_cert.empty() || !raw.tls_key.empty() ||
+      !raw.tls_server_name.empty() || raw.tls_insecure) {
+    throw UsageError("--tls-* options: TLS is not supported yet");
+  }
+  if (!raw.password_file.empty()) {
+    g.password_file = raw.password_file;
+  }
+  g.connect_timeout = parse_duration(raw.connect_timeout, "--connect-timeout");
+  g.io_timeout = parse_duration(raw.io_timeout, "--io-timeout");
+  g.json = raw.json;
+  g.level = raw.quiet ? log::Level::quiet : raw.verbose ? log::Level::verbose : log::Level::normal;
+  if (raw.quiet && raw.verbose) {
+    throw UsageError("--quiet and --verbose exclude each other");
+  }
+  if (raw.conflict_exit_code < 0 || raw.conflict_exit_code > 255) {
+    throw UsageError(fmt::format("--conflict-exit-code: {} is not an exit code (0-255)", raw.conflict_exit_code));
+  }
+  g.conflict_exit_code = raw.conflict_exit_code;
+
+  inv.names = raw.names;
+  for (const auto& name : inv.names) {
+    lock::keys_for(name); // throws a usage error for a bad name
+  }
+  inv.owner = raw.owner;
+  if (inv.owner.empty()) {
+    if (const char* owner = env("RLOCK_OWNER"); owner != nullptr) {
+      inv.owner = owner;
+    }
+  }
+  if (inv.command == Command::renew) {
+    inv.renew_ttl = optional_duration(raw.ttl, "--ttl");
+  } else if (!raw.ttl.empty()) {
+    inv.ttl = parse_duration(raw.ttl, "--ttl");
+  }
+  inv.wait = optional_duration(raw.wait, "--wait");
+  inv.all = raw.all;
+  inv.match = raw.match;
+  if (!inv.match.empty() && !inv.names.empty()) {
+    throw UsageError("status: give lock names or --match, not both");
+  }
+  inv.on_lost = raw.on_lost == "kill" ? OnLost::kill : raw.on_lost == "ignore" ? OnLost::ignore : OnLost::term;
+  inv.kill_after = parse_duration(raw.kill_after, "--kill-after");
+  inv.hold_min = optional_duration(raw.hold_min, "--hold-min");
+  inv.max_hold = optional_duration(raw.max_hold, "--max-hold");
+
+  if ((inv.command == Command::release || inv.command == Command::renew) && inv.owner.empty()) {
+    throw UsageError(fmt::format("{}: which owner? give --owner TOKEN (printed by acquire) or set RLOCK_OWNER",
+                                 sub_name));
+  }
+  if (inv.command == Command::run) {
+    inv.child_argv = child_argv;
+    if (inv.child_argv.empty()) {
+      throw UsageError("run: no command given (rlock run NAME -- CMD [ARG...])");
+    }
+    if (inv.max_hold && inv.hold_min && *inv.hold_min > *inv.max_hold) {
+      throw UsageError("run: --hold-min is longer than --max-hold");
+    }
+  }
+  return inv;
+}
+
+} // namespace
+
+ParseResult parse(int argc, const char* const* argv, const char* (*env)(const char*)) {
+  // `run NAME [OPTIONS] -- CMD [ARG...]`: everything after the first "--" is
+  // the command, never parsed as rlock's flags (as flock(1) does).
+  int parsed_argc = argc;
+  std::vector<std::string> child_argv;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--") {
+      parsed_argc = i;
+      child_argv.assign(argv + i + 1, argv + argc);
+      break;
+    }
+  }
+  auto a = make_app();
+  ParseResult result;
+  bool has_separator = parsed_argc != argc;
+  try {
+    a->app.parse(parsed_argc, argv);
+    if (has_separator && a->app.get_subcommands().front()->get_name() != "run") {
+      // Only run takes a command; elsewhere "--" just ends the options.
+      a = make_app();
+      a->app.parse(argc, argv);
+      has_separator = false;
+    }
+  } catch (const CLI::CallForHelp&) {
+    const CLI::App* target = &a->app;
+    for (const auto* sub : a->app.get_subcommands()) {
+      target = sub;
+    }
+    result.output = target->help();
+    return result;
+  } catch (const CLI::CallForAllHelp&) {
+    result.output = a->app.help("", CLI::AppFormatMode::All);
+    return result;
+  } catch (const CLI::CallForVersion& e) {
+    result.output = std::string("rlock ") + RLOCK_VERSION + "\n";
+    return result;
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    bool is_run = false;
+    for (int i = 1; i < parsed_argc; ++i) {
+      is_run = is_run || std::string_view(argv[i]) == "run";
+    }
+    if (is_run && !has_separator) {
+      throw UsageError("run: put the command after '--' (rlock run NAME [OPTIONS] -- CMD [ARG...])");
+    }
+    if (what.find("A subcommand is required") != std::string::npos || argc <= 1) {
+      what = "no command given (acquire, release, renew, status, force-unlock, run)";
+    }
+    throw UsageError(fmt::format("{} (see rlock --help)", what));
+  }
+  result.invocation = convert(*a, std::move(child_argv), env);
+  return result;
+}
+
+std::string help_text(std::string_view subcommand) {
+  auto a = make_app();
+  if (subcommand.empty()) {
+    return a->app.help();
+  }
+  return a->subs.at(std::string(subcommand))->help();
+}
+
+std::vector<std::string> all_long_flags() {
+  auto a = make_app();
+  std::vector<std::string> flags;
+  auto collect = [&](const CLI::App* app) {
+    for (const auto* opt : app->get_options()) {
+      for (const auto& name : opt->get_lnames()) {
+        flags.push_back("--" + name);
+      }
+    }
+  };
+  collect(&a->app);
+  for (const auto& [name, sub] : a->subs) {
+    collect(sub);
+  }
+  std::sort(flags.begin(), flags.end());
+  flags.erase(std::unique(flags.begin(), flags.end()), flags.end());
+  return flags;
+}
+
+} // namespace rlock::cli

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <rlock/core/errors.hpp>
+
+#include <csignal>
+#include <initializer_list>
+
+namespace rlock {
+
+// A signal that ended a wait: exits 128+N (130 for SIGINT, 143 for SIGTERM).
+class Interrupted : public Error {
+public:
+  explicit Interrupted(int signal);
+  int signal() const { return m_signal; }
+
+private:
+  int m_signal;
+};
+
+// Blocks a set of signals in the calling thread (do it before any thread starts,
+// so every thread inherits the mask) and receives them synchronously through a
+// signalfd that can sit in a poll(2) set. The mask is left blocked on
+// destruction: spawned children get a clean mask explicitly.
+class SignalFd {
+public:
+  explicit SignalFd(std::initializer_list<int> signals);
+  ~SignalFd();
+  SignalFd(const SignalFd&) = delete;
+  SignalFd& operator=(const SignalFd&) = delete;
+
+  int fd() const { return m_fd; }
+  // The next pending signal number, or 0 when none is pending. Never blocks.
+  int take();
+
+private:
+  int m_fd = -1;
+  sigset_t m_set{};
+};
+
+// The signals that end a wait for a lock and that `run` forwards to its child.
+inline constexpr std::initializer_list<int> k_forwarded_signals = {SIGINT,  SIGTERM, SIGHUP,
+                                                                  SIGQUIT, SIGUSR1, SIGUSR2};
+
+} // namespace rlock

@@ -1,0 +1,140 @@
+#include <rlock/core/clock.hpp>
+#include <rlock/core/log.hpp>
+#include <rlock/lock/waiter.hpp>
+
+#include <poll.h>
+
+#include <algorithm>
+
+namespace rlock::lock {
+
+namespace {
+
+// A holder with no lease (a foreign key without expiry, a lock caught between
+// DEL and re-creation) is checked again after this long.
+constexpr Millis k_recheck{1000};
+
+// Subscribes `sub` to the release channel and waits for the confirmation.
+void subscribe(redis::Connection& sub, const std::string& channel) {
+  sub.send({"SUBSCRIBE", channel});
+  redis::Reply reply;
+  if (!sub.read(reply, Clock::now() + Millis(2000))) {
+    sub.close();
+    throw RedisError(RedisErrorKind::timeout, sub.describe() + ": no answer to SUBSCRIBE");
+  }
+}
+
+constexpr Millis k_retry_pause{250};
+
+// Throws Interrupted for a pending signal that ends a wait (SIGINT, SIGTERM...);
+// others in the set (SIGCHLD, SIGCONT) are the caller's business and dropped.
+void throw_if_interrupted(SignalFd& signals) {
+  while (int sig = signals.take()) {
+    for (int ending : k_forwarded_signals) {
+      if (sig == ending) {
+        throw Interrupted(sig);
+      }
+    }
+  }
+}
+
+// Sleeps until `until`, or throws Interrupted as soon as a signal arrives.
+void pause_or_interrupt(SignalFd* signals, TimePoint until) {
+  while (Clock::now() < until) {
+    pollfd pfd{signals ? signals->fd() : -1, POLLIN, 0};
+    if (::poll(&pfd, 1, poll_timeout_ms(until)) > 0) {
+      throw_if_interrupted(*signals);
+    }
+  }
+}
+
+} // namespace
+
+AcquireResult acquire(redis::Connection& conn, const AcquireRequest& request, SignalFd* signals,
+                      const BusyCallback& on_busy) {
+  const std::string op_id = new_op_id();
+  auto attempt = [&] {
+    return try_acquire(conn, request.keys, request.owner, request.lease, op_id, request.info);
+  };
+  AcquireResult result = attempt();
+  if (result.acquired || !request.wait) {
+    return result;
+  }
+  const TimePoint deadline = Clock::now() + *request.wait;
+  redis::Connection sub(conn.endpoint(), redis::Timeouts{});
+  for (;;) {
+    if (!sub.connected()) {
+      try {
+        subscribe(sub, request.keys.channel);
+        // A release between our last attempt and the subscription sent no
+        // message we could see: try again now that we are listening.
+        result = attempt();
+      } catch (const RedisError& e) {
+        // Redis restarting or briefly unreachable: keep waiting until the
+        // deadline, then report the error itself.
+        if (e.exit_code() != ExitCode::unavailable || Clock::now() >= deadline) {
+          throw;
+        }
+        log::debug("waiting for Redis: {}", e.what());
+        sub.close();
+        pause_or_interrupt(signals, std::min(deadline, Clock::now() + k_retry_pause));
+        continue;
+      }
+      if (result.acquired) {
+        return result;
+      }
+    }
+    auto now = Clock::now();
+    if (now >= deadline) {
+      return result;
+    }
+    if (on_busy) {
+      on_busy(result.holder, std::chrono::duration_cast<Millis>(deadline - now));
+    }
+    Millis ttl = result.holder.ttl;
+    TimePoint wake = std::min(deadline, now + (ttl.count() >= 0 ? ttl + Millis(1) : k_recheck));
+    bool retry = false;
+    while (!retry && Clock::now() < wake) {
+      if (redis::Reply message; sub.has_buffered_reply() && sub.read(message, Clock::now())) {
+        retry = true;
+        break;
+      }
+      pollfd fds[2] = {{sub.fd(), POLLIN, 0}, {signals ? signals->fd() : -1, POLLIN, 0}};
+      int rc = ::poll(fds, 2, poll_timeout_ms(wake));
+      if (rc < 0) {
+        continue; // EINTR
+      }
+      if (signals != nullptr && (fds[1].revents & POLLIN)) {
+        throw_if_interrupted(*signals);
+      }
+      if (fds[0].revents != 0) {
+        redis::Reply message;
+        try {
+          sub.read(message, Clock::now() + Millis(100));
+        } catch (const RedisError& e) {
+          // The subscription broke (server restart, killed client): subscribe
+          // again; the holder's lease bounds what a lost message costs.
+          log::debug("subscription lost: {}", e.what());
+          sub.close();
+        }
+        retry = true;
+      }
+    }
+    if (sub.connected()) {
+      try {
+        result = attempt();
+      } catch (const RedisError& e) {
+        if (e.exit_code() != ExitCode::unavailable || Clock::now() >= deadline) {
+          throw;
+        }
+        sub.close(); // subscribe and try again from the top
+        continue;
+      }
+      if (result.acquired) {
+        return result;
+      }
+    }
+  }
+}
+
+} // namespace rlock::lock

@@ -1,0 +1,343 @@
+#include <rlock/core/errors.hpp>
+#include <rlock/core/log.hpp>
+#include <rlock/core/text.hpp>
+#include <rlock/redis/connection.hpp>
+#include <rlock/redis/hiredis.hpp>
+
+#include <fmt/format.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+namespace rlock::redis {
+
+namespace {
+
+std::string format_command(const Argv& argv) {
+  std::vector<const char*> ptrs;
+  std::vector<std::size_t> lens;
+  ptrs.reserve(argv.size());
+  lens.reserve(argv.size());
+  for (const auto& arg : argv) {
+    ptrs.push_back(arg.data());
+    lens.push_back(arg.size());
+  }
+  char* out = nullptr;
+  int len = redisFormatCommandArgv(&out, static_cast<int>(argv.size()), ptrs.data(), lens.data());
+  if (len < 0 || out == nullptr) {
+    throw std::bad_alloc();
+  }
+  std::string cmd(out, static_cast<std::size_t>(len));
+  redisFreeCommand(out);
+  return cmd;
+}
+
+// For -v logs: the command with arguments shortened; AUTH's password hidden.
+std::string argv_summary(const Argv& argv) {
+  std::string out;
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    std::string arg = argv[i];
+    if (i > 0 && argv[0] == "AUTH" && i + 1 == argv.size()) {
+      arg = "***";
+    } else if (arg.size() > 60) {
+      arg = arg.substr(0, 60) + "...";
+    }
+    out += (i ? " " : "") + printable(arg);
+  }
+  return out;
+}
+
+void set_nonblocking(int fd) {
+  int flags = fcntl(fd, F_GETFL, 0);
+  fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+} // namespace
+
+Connection::Connection(Endpoint endpoint, Timeouts timeouts)
+    : m_endpoint(std::move(endpoint)), m_timeouts(timeouts) {}
+
+Connection::~Connection() {
+  close();
+}
+
+Connection::Connection(Connection&& other) noexcept
+    : m_endpoint(std::move(other.m_endpoint)), m_timeouts(other.m_timeouts),
+      m_fd(std::exchange(other.m_fd, -1)), m_reader(std::exchange(other.m_reader, nullptr)) {}
+
+Connection& Connection::operator=(Connection&& other) noexcept {
+  if (this != &other) {
+    close();
+    m_endpoint = std::move(other.m_endpoint);
+    m_timeouts = other.m_timeouts;
+    m_fd = std::exchange(other.m_fd, -1);
+    m_reader = std::exchange(other.m_reader, nullptr);
+  }
+  return *this;
+}
+
+void Connection::close() {
+  if (m_fd >= 0) {
+    ::close(m_fd);
+    m_fd = -1;
+  }
+  if (m_reader != nullptr) {
+    redisReaderFree(m_reader);
+    m_reader = nullptr;
+  }
+}
+
+bool Connection::connected() const {
+  return m_fd >= 0;
+}
+
+int Connection::fd() const {
+  return m_fd;
+}
+
+void Connection::fail(RedisErrorKind kind, const std::string& what) {
+  close();
+  throw RedisError(kind, fmt::format("{}: {}", describe(), what));
+}
+
+void Connection::connect_socket(TimePoint deadline) {
+  auto try_connect = [&](int family, const sockaddr* addr, socklen_t len) -> int {
+    int fd = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+      return -errno;
+    }
+    if (::connect(fd, addr, len) == 0) {
+      return fd;
+    }
+    if (errno != EINPROGRESS && errno != EAGAIN) {
+      int err = errno;
+      ::close(fd);
+      return -err;
+    }
+    pollfd pfd{fd, POLLOUT, 0};
+    int rc = 0;
+    do {
+      rc = ::poll(&pfd, 1, poll_timeout_ms(deadline));
+    } while (rc < 0 && errno == EINTR);
+    if (rc == 0) {
+      ::close(fd);
+      return -ETIMEDOUT;
+    }
+    int err = 0;
+    socklen_t err_len = sizeof err;
+    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &err_len);
+    if (err != 0) {
+      ::close(fd);
+      return -err;
+    }
+    return fd;
+  };
+
+  int result = -ECONNREFUSED;
+  if (m_endpoint.transport == Endpoint::Transport::unix_socket) {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (m_endpoint.path.size() >= sizeof addr.sun_path) {
+      fail(RedisErrorKind::connect, "unix socket path too long");
+    }
+    std::memcpy(addr.sun_path, m_endpoint.path.c_str(), m_endpoint.path.size() + 1);
+    result = try_connect(AF_UNIX, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  } else {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* list = nullptr;
+    std::string port = std::to_string(m_endpoint.port);
+    int gai = getaddrinfo(m_endpoint.host.c_str(), port.c_str(), &hints, &list);
+    if (gai != 0) {
+      fail(RedisErrorKind::connect, fmt::format("cannot resolve host: {}", gai_strerror(gai)));
+    }
+    for (addrinfo* ai = list; ai != nullptr; ai = ai->ai_next) {
+      result = try_connect(ai->ai_family, ai->ai_addr, ai->ai_addrlen);
+      if (result >= 0 || result == -ETIMEDOUT) {
+        break;
+      }
+    }
+    freeaddrinfo(list);
+    if (result >= 0) {
+      int one = 1;
+      setsockopt(result, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+  }
+  if (result < 0) {
+    fail(result == -ETIMEDOUT ? RedisErrorKind::timeout : RedisErrorKind::connect,
+         fmt::format("cannot connect: {}",
+                     result == -ETIMEDOUT ? "timed out after " + format_duration(m_timeouts.connect)
+                                          : std::strerror(-result)));
+  }
+  set_nonblocking(result);
+  m_fd = result;
+  m_reader = redisReaderCreate();
+}
+
+void Connection::ensure_connected() {
+  if (m_fd >= 0) {
+    // A server that closed an idle connection (timeout, restart) has left EOF
+    // or an error to read; a healthy idle connection has nothing pending. The
+    // request has not been sent yet, so reconnecting here is always safe.
+    pollfd pfd{m_fd, POLLIN, 0};
+    if (::poll(&pfd, 1, 0) == 0) {
+      return;
+    }
+    log::debug("{}: connection closed by the server, reconnecting", describe());
+    close();
+  }
+  auto deadline = Clock::now() + m_timeouts.connect;
+  connect_socket(deadline);
+  std::vector<Argv> hello;
+  if (m_endpoint.password) {
+    if (m_endpoint.user.empty()) {
+      hello.push_back({"AUTH", *m_endpoint.password});
+    } else {
+      hello.push_back({"AUTH", m_endpoint.user, *m_endpoint.password});
+    }
+  }
+  if (m_endpoint.db != 0) {
+    hello.push_back({"SELECT", std::to_string(m_endpoint.db)});
+  }
+  if (!hello.empty()) {
+    try {
+      roundtrip(hello);
+    } catch (const RedisError&) {
+      close();
+      throw;
+    }
+  }
+}
+
+void Connection::write_all(std::string_view data, TimePoint deadline) {
+  while (!data.empty()) {
+    ssize_t n = ::send(m_fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      data.remove_prefix(static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd pfd{m_fd, POLLOUT, 0};
+      int rc = ::poll(&pfd, 1, poll_timeout_ms(deadline));
+      if (rc == 0) {
+        fail(RedisErrorKind::timeout, fmt::format("request timed out after {} (sending)",
+                                                  format_duration(m_timeouts.io)));
+      }
+      continue;
+    }
+    fail(errno == EPIPE || errno == ECONNRESET ? RedisErrorKind::closed : RedisErrorKind::io,
+         fmt::format("send failed: {}", std::strerror(errno)));
+  }
+}
+
+bool Connection::read_into_reader(TimePoint deadline) {
+  char buf[16384];
+  for (;;) {
+    ssize_t n = ::recv(m_fd, buf, sizeof buf, 0);
+    if (n > 0) {
+      redisReaderFeed(m_reader, buf, static_cast<std::size_t>(n));
+      return true;
+    }
+    if (n == 0) {
+      fail(RedisErrorKind::closed, "connection closed by the server");
+    }
+    if (errno == EINTR) {
+      continue;
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      fail(errno == ECONNRESET ? RedisErrorKind::closed : RedisErrorKind::io,
+           fmt::format("receive failed: {}", std::strerror(errno)));
+    }
+    pollfd pfd{m_fd, POLLIN, 0};
+    int rc = ::poll(&pfd, 1, poll_timeout_ms(deadline));
+    if (rc == 0) {
+      return false;
+    }
+  }
+}
+
+bool Connection::next_buffered(Reply& out) {
+  void* raw = nullptr;
+  if (redisReaderGetReply(m_reader, &raw) != REDIS_OK) {
+    fail(RedisErrorKind::protocol, "unparsable reply from the server");
+  }
+  if (raw == nullptr) {
+    return false;
+  }
+  out = Reply::from_hiredis(*static_cast<redisReply*>(raw));
+  freeReplyObject(raw);
+  return true;
+}
+
+bool Connection::has_buffered_reply() {
+  // hiredis keeps unparsed bytes in its buffer; parse one reply if it is there.
+  return m_reader != nullptr && m_reader->len > m_reader->pos;
+}
+
+void Connection::send(const Argv& argv) {
+  ensure_connected();
+  log::debug("> {}", argv_summary(argv));
+  write_all(format_command(argv), Clock::now() + m_timeouts.io);
+}
+
+bool Connection::read(Reply& out, TimePoint deadline) {
+  if (m_fd < 0) {
+    fail(RedisErrorKind::closed, "not connected");
+  }
+  while (!next_buffered(out)) {
+    if (!read_into_reader(deadline)) {
+      return false;
+    }
+  }
+  log::debug("< {}", out.summary());
+  return true;
+}
+
+std::vector<Reply> Connection::pipeline(const std::vector<Argv>& commands) {
+  ensure_connected();
+  return roundtrip(commands);
+}
+
+std::vector<Reply> Connection::roundtrip(const std::vector<Argv>& commands) {
+  std::string out;
+  for (const auto& argv : commands) {
+    log::debug("> {}", argv_summary(argv));
+    out += format_command(argv);
+  }
+  auto deadline = Clock::now() + m_timeouts.io;
+  write_all(out, deadline);
+  std::vector<Reply> replies(commands.size());
+  for (auto& reply : replies) {
+    if (!read(reply, deadline)) {
+      fail(RedisErrorKind::timeout,
+           fmt::format("no reply within {} (--io-timeout)", format_duration(m_timeouts.io)));
+    }
+  }
+  for (const auto& reply : replies) {
+    if (reply.type == Reply::Type::error) {
+      throw error_from_reply(reply.str, describe());
+    }
+  }
+  return replies;
+}
+
+Reply Connection::command(const Argv& argv) {
+  return std::move(pipeline({argv}).front());
+}
+
+} // namespace rlock::redis

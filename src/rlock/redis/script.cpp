@@ -1,0 +1,35 @@
+#include <rlock/core/errors.hpp>
+#include <rlock/core/log.hpp>
+#include <rlock/redis/script.hpp>
+
+#include <fmt/format.h>
+
+namespace rlock::redis {
+
+Reply eval(Connection& conn, const Script& script, const std::vector<std::string>& keys,
+           const std::vector<std::string>& args) {
+  Argv argv;
+  argv.reserve(3 + keys.size() + args.size());
+  argv.emplace_back("EVALSHA");
+  argv.emplace_back(script.sha);
+  argv.push_back(std::to_string(keys.size()));
+  argv.insert(argv.end(), keys.begin(), keys.end());
+  argv.insert(argv.end(), args.begin(), args.end());
+  try {
+    return conn.command(argv);
+  } catch (const RedisError& e) {
+    if (e.kind() != RedisErrorKind::noscript) {
+      throw;
+    }
+  }
+  log::debug("script {} not cached on {}, loading it", script.name, conn.describe());
+  Reply loaded = conn.command({"SCRIPT", "LOAD", std::string(script.text)});
+  if (loaded.type != Reply::Type::string || loaded.str != script.sha) {
+    throw RedisError(RedisErrorKind::protocol,
+                     fmt::format("{}: SCRIPT LOAD of {} answered {}, expected SHA1 {}",
+                                 conn.describe(), script.name, loaded.summary(), script.sha));
+  }
+  return conn.command(argv);
+}
+
+} // namespace rlock::redis

@@ -1,0 +1,189 @@
+#include <rlock/core/errors.hpp>
+#include <rlock/core/text.hpp>
+#include <rlock/redis/url.hpp>
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+namespace rlock::redis {
+
+namespace {
+
+UsageError bad_url(std::string_view url, std::string_view why) {
+  // The URL may hold a password: show only its scheme and host part.
+  std::string shown(url);
+  if (auto at = shown.rfind('@'); at != std::string::npos) {
+    auto scheme_end = shown.find("://");
+    shown = shown.substr(0, scheme_end == std::string::npos ? 0 : scheme_end + 3) + "***@" +
+            shown.substr(at + 1);
+  }
+  return UsageError(fmt::format("--url: {} in '{}'", why, printable(shown)));
+}
+
+int parse_int(std::string_view text, int low, int high) {
+  int value = -1;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || value < low || value > high) {
+    return -1;
+  }
+  return value;
+}
+
+std::string percent_decode(std::string_view text, std::string_view url) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%') {
+      if (i + 2 >= text.size()) {
+        throw bad_url(url, "bad percent escape");
+      }
+      int value = 0;
+      auto [ptr, ec] = std::from_chars(text.data() + i + 1, text.data() + i + 3, value, 16);
+      if (ec != std::errc() || ptr != text.data() + i + 3) {
+        throw bad_url(url, "bad percent escape");
+      }
+      out += static_cast<char>(value);
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+int parse_db(std::string_view text, std::string_view url) {
+  int db = parse_int(text, 0, 1'000'000);
+  if (db < 0) {
+    throw bad_url(url, fmt::format("bad database number '{}'", printable(text)));
+  }
+  return db;
+}
+
+Endpoint parse_unix(std::string_view rest, std::string_view url) {
+  Endpoint ep;
+  ep.transport = Endpoint::Transport::unix_socket;
+  auto query = rest.find('?');
+  ep.path = std::string(rest.substr(0, query));
+  if (ep.path.empty() || ep.path.front() != '/') {
+    throw bad_url(url, "unix socket path must be absolute (unix:///path/redis.sock)");
+  }
+  if (query != std::string_view::npos) {
+    std::string_view q = rest.substr(query + 1);
+    if (!q.starts_with("db=")) {
+      throw bad_url(url, "only ?db=N is understood after a socket path");
+    }
+    ep.db = parse_db(q.substr(3), url);
+  }
+  return ep;
+}
+
+Endpoint parse_tcp(std::string_view rest, std::string_view url) {
+  Endpoint ep;
+  auto slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  if (slash != std::string_view::npos && slash + 1 < rest.size()) {
+    ep.db = parse_db(rest.substr(slash + 1), url);
+  }
+  if (auto at = authority.rfind('@'); at != std::string_view::npos) {
+    std::string_view userinfo = authority.substr(0, at);
+    authority = authority.substr(at + 1);
+    auto colon = userinfo.find(':');
+    if (colon == std::string_view::npos) {
+      // redis://user@host: a user without a password (password from elsewhere).
+      ep.user = percent_decode(userinfo, url);
+    } else {
+      ep.user = percent_decode(userinfo.substr(0, colon), url);
+      ep.password = percent_decode(userinfo.substr(colon + 1), url);
+    }
+  }
+  std::string_view port_text;
+  if (authority.starts_with('[')) {
+    auto close = authority.find(']');
+    if (close == std::string_view::npos) {
+      throw bad_url(url, "unclosed '[' in IPv6 address");
+    }
+    ep.host = std::string(authority.substr(1, close - 1));
+    std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') {
+        throw bad_url(url, "expected ':port' after IPv6 address");
+      }
+      port_text = after.substr(1);
+    }
+  } else {
+    auto colon = authority.rfind(':');
+    ep.host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) {
+      port_text = authority.substr(colon + 1);
+    }
+  }
+  if (ep.host.empty()) {
+    throw bad_url(url, "missing host");
+  }
+  if (!port_text.empty() || authority.ends_with(':')) {
+    ep.port = parse_int(port_text, 1, 65535);
+    if (ep.port < 0) {
+      throw bad_url(url, fmt::format("bad port '{}'", printable(port_text)));
+    }
+  }
+  return ep;
+}
+
+} // namespace
+
+std::string Endpoint::display() const {
+  if (transport == Transport::unix_socket) {
+    return db ? fmt::format("unix://{}?db={}", path, db) : fmt::format("unix://{}", path);
+  }
+  std::string host_part = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  std::string user_part = user.empty() ? "" : user + "@";
+  std::string db_part = db ? fmt::format("/{}", db) : "";
+  return fmt::format("redis://{}{}:{}{}", user_part, host_part, port, db_part);
+}
+
+Endpoint parse_url(std::string_view url) {
+  auto sep = url.find("://");
+  if (sep == std::string_view::npos) {
+    throw bad_url(url, "expected redis://host:port or unix:///path");
+  }
+  std::string_view scheme = url.substr(0, sep);
+  std::string_view rest = url.substr(sep + 3);
+  if (scheme == "redis") {
+    return parse_tcp(rest, url);
+  }
+  if (scheme == "unix") {
+    return parse_unix(rest, url);
+  }
+  if (scheme == "rediss" || scheme == "redis-sentinel") {
+    throw bad_url(url, fmt::format("{}:// is not supported yet", scheme));
+  }
+  throw bad_url(url, fmt::format("unknown scheme '{}' (use redis:// or unix://)", printable(scheme)));
+}
+
+std::vector<std::string> choose_urls(const std::vector<std::string>& flags,
+                                     const char* (*env)(const char*)) {
+  if (!flags.empty()) {
+    return flags;
+  }
+  if (const char* list = env("RLOCK_URL"); list != nullptr && *list != '\0') {
+    std::vector<std::string> urls;
+    std::string_view rest(list);
+    while (!rest.empty()) {
+      auto comma = rest.find(',');
+      std::string_view item = rest.substr(0, comma);
+      if (!item.empty()) {
+        urls.emplace_back(item);
+      }
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    }
+    if (!urls.empty()) {
+      return urls;
+    }
+  }
+  if (const char* url = env("REDIS_URL"); url != nullptr && *url != '\0') {
+    return {url};
+  }
+  return {std::string(k_default_url)};
+}
+
+} // namespace rlock::redis

@@ -1,0 +1,227 @@
+#include <rlock/core/errors.hpp>
+#include <rlock/core/text.hpp>
+#include <rlock/run/spawn.hpp>
+
+#include <fmt/format.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <map>
+
+namespace rlock::run {
+
+namespace {
+
+void reset_signals() {
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP) {
+      signal(sig, SIG_DFL);
+    }
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
+// Parent pid of every process, read from /proc/<pid>/stat.
+std::map<pid_t, pid_t> parent_map() {
+  std::map<pid_t, pid_t> parents;
+  DIR* dir = opendir("/proc");
+  if (dir == nullptr) {
+    return parents;
+  }
+  while (dirent* entry = readdir(dir)) {
+    char* end = nullptr;
+    long pid = std::strtol(entry->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') {
+      continue;
+    }
+    std::ifstream in(fmt::format("/proc/{}/stat", pid));
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+    auto close = stat.rfind(')');
+    if (close == std::string::npos || close + 4 >= stat.size()) {
+      continue;
+    }
+    char state = stat[close + 2];
+    if (state == 'Z' || state == 'X') {
+      continue;
+    }
+    parents[static_cast<pid_t>(pid)] = static_cast<pid_t>(std::strtol(stat.c_str() + close + 4, nullptr, 10));
+  }
+  closedir(dir);
+  return parents;
+}
+
+std::vector<pid_t> descendants_of(pid_t root, pid_t spare) {
+  auto parents = parent_map();
+  std::vector<pid_t> found{root};
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    for (const auto& [pid, ppid] : parents) {
+      if (ppid == found[i] && pid != spare) {
+        found.push_back(pid);
+      }
+    }
+  }
+  found.erase(found.begin());
+  return found;
+}
+
+} // namespace
+
+pid_t spawn_child(const ChildSpec& spec) {
+  std::vector<char*> argv;
+  for (const auto& arg : spec.argv) {
+    argv.push_back(const_cast<char*>(arg.c_str()));
+  }
+  argv.push_back(nullptr);
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) {
+    throw Error(ExitCode::software, fmt::format("pipe: {}", std::strerror(errno)));
+  }
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    throw Error(ExitCode::software, fmt::format("fork: {}", std::strerror(errno)));
+  }
+  if (pid == 0) {
+    ::close(report[0]);
+    setpgid(0, 0);
+    if (spec.take_terminal) {
+      tcsetpgrp(STDIN_FILENO, getpid()); // SIGTTOU is still blocked here
+    }
+    if (spec.die_with_parent) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) {
+        _exit(128 + SIGKILL);
+      }
+    }
+    reset_signals();
+    execvp(argv[0], argv.data());
+    int err = errno;
+    ssize_t ignored = ::write(report[1], &err, sizeof err);
+    (void)ignored;
+    _exit(127);
+  }
+  ::close(report[1]);
+  setpgid(pid, pid); // both sides set it: no race with the exec
+  if (spec.take_terminal) {
+    tcsetpgrp(STDIN_FILENO, pid);
+  }
+  int err = 0;
+  ssize_t n;
+  do {
+    n = ::read(report[0], &err, sizeof err);
+  } while (n < 0 && errno == EINTR);
+  ::close(report[0]);
+  if (n == static_cast<ssize_t>(sizeof err)) {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    bool missing = err == ENOENT || err == ENOTDIR;
+    throw Error(missing ? ExitCode::not_found : ExitCode::cannot_execute,
+                fmt::format("{}: {}", printable(spec.argv.front()),
+                            missing ? "command not found" : std::strerror(err)));
+  }
+  return pid;
+}
+
+int exit_status_of(int wait_status) {
+  if (WIFEXITED(wait_status)) {
+    return WEXITSTATUS(wait_status);
+  }
+  if (WIFSIGNALED(wait_status)) {
+    return 128 + WTERMSIG(wait_status);
+  }
+  return static_cast<int>(ExitCode::software);
+}
+
+void signal_tree(pid_t pgid, int sig, pid_t spare) {
+  killpg(pgid, sig);
+  for (pid_t pid : descendants_of(getpid(), spare)) {
+    kill(pid, sig);
+  }
+}
+
+bool tree_alive(pid_t pgid, pid_t spare) {
+  if (killpg(pgid, 0) == 0) {
+    // The group may hold only zombies (our child, not reaped yet): look closer.
+    for (const auto& [pid, ppid] : parent_map()) {
+      if (getpgid(pid) == pgid) {
+        return true;
+      }
+    }
+  }
+  return !descendants_of(getpid(), spare).empty();
+}
+
+Guardian::~Guardian() {
+  disarm();
+}
+
+void Guardian::start(pid_t pgid) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    throw Error(ExitCode::software, fmt::format("pipe: {}", std::strerror(errno)));
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    throw Error(ExitCode::software, fmt::format("fork: {}", std::strerror(errno)));
+  }
+  if (pid == 0) {
+    // Out of every group rlock or the child is in, so no group signal for
+    // them reaches it; deaf to every catchable signal.
+    setpgid(0, 0);
+    for (int sig = 1; sig < NSIG; ++sig) {
+      if (sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD) {
+        signal(sig, SIG_IGN);
+      }
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (int fd = 0; fd < 1024; ++fd) {
+      if (fd != fds[0]) {
+        ::close(fd);
+      }
+    }
+    char byte = 0;
+    ssize_t n;
+    do {
+      n = ::read(fds[0], &byte, 1);
+    } while (n < 0 && errno == EINTR);
+    if (n != 1) {
+      killpg(pgid, SIGKILL); // rlock died: nothing covers the command any more
+    }
+    _exit(0);
+  }
+  ::close(fds[0]);
+  m_pid = pid;
+  m_fd = fds[1];
+}
+
+void Guardian::disarm() noexcept {
+  if (m_fd >= 0) {
+    char byte = 1;
+    ssize_t ignored = ::write(m_fd, &byte, 1);
+    (void)ignored;
+    ::close(m_fd);
+    m_fd = -1;
+  }
+  if (m_pid > 0) {
+    int status = 0;
+    while (waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    m_pid = -1;
+  }
+}
+
+} // namespace rlock::run

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <rlock/cli/options.hpp>
+#include <rlock/core/signals.hpp>
+#include <rlock/lock/waiter.hpp>
+#include <rlock/redis/connection.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rlock::run {
+
+struct RunSpec {
+  lock::AcquireRequest request;
+  std::vector<std::string> child_argv;
+  std::string url; // passed to the child as RLOCK_URL
+  cli::OnLost on_lost = cli::OnLost::term;
+  Millis kill_after{10'000};
+  std::optional<Millis> hold_min;
+  std::optional<Millis> max_hold;
+  std::string label; // "run \"NAME\" on URL", for messages
+};
+
+// The signals `run` handles, to block before the lock is even requested (so a
+// Ctrl-C while waiting is seen) and before any thread starts.
+SignalFd make_run_signals();
+
+// `rlock run` once the lock is held (`acquired`): runs the child under the lock
+// with a renewing watchdog, forwards signals, stops the child's whole tree when
+// the lock is lost or cannot be confirmed, releases (or keeps it for
+// --hold-min), and returns the exit status: the child's, or 76 when the lock
+// was lost. Throws rlock::Error (126/127) when the child cannot be started,
+// after releasing the lock.
+int supervise(redis::Connection& conn, const RunSpec& spec, const lock::AcquireResult& acquired,
+              SignalFd& signals);
+
+} // namespace rlock::run

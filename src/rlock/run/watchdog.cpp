@@ -1,0 +1,132 @@
+#include <rlock/core/log.hpp>
+#include <rlock/run/watchdog.hpp>
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+namespace rlock::run {
+
+LeaseClock::LeaseClock(Millis ttl, Millis kill_after, TimePoint first_sent)
+    : m_ttl(ttl), m_margin(std::clamp(ttl / 10, Millis(1), Millis(2000))),
+      m_grace(std::min(kill_after, ttl / 4)), m_sent(first_sent) {}
+
+void LeaseClock::confirmed(TimePoint sent, TimePoint now) {
+  if (now >= kill_at()) {
+    return;
+  }
+  m_sent = std::max(m_sent, sent);
+}
+
+Watchdog::Watchdog(redis::Endpoint endpoint, redis::Timeouts timeouts, lock::LockKeys keys,
+                   std::string owner, Millis ttl, Millis kill_after, TimePoint acquired_sent)
+    : m_conn(std::move(endpoint), timeouts), m_keys(std::move(keys)), m_owner(std::move(owner)),
+      m_ttl(ttl), m_clock(ttl, kill_after, acquired_sent) {
+  m_state.stop_at = m_clock.stop_at();
+  m_state.kill_at = m_clock.kill_at();
+  m_event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
+Watchdog::~Watchdog() {
+  stop();
+  if (m_event_fd >= 0) {
+    ::close(m_event_fd);
+  }
+}
+
+void Watchdog::start() {
+  m_thread = std::thread([this] { loop(); });
+}
+
+void Watchdog::stop() noexcept {
+  {
+    std::lock_guard lock(m_mutex);
+    m_stop = true;
+  }
+  m_cv.notify_all();
+  if (m_thread.joinable()) {
+    m_thread.join();
+  }
+}
+
+LeaseState Watchdog::state() {
+  std::lock_guard lock(m_mutex);
+  uint64_t drained = 0;
+  ssize_t ignored = ::read(m_event_fd, &drained, sizeof drained);
+  (void)ignored;
+  return m_state;
+}
+
+void Watchdog::notify() {
+  uint64_t one = 1;
+  ssize_t ignored = ::write(m_event_fd, &one, sizeof one);
+  (void)ignored;
+}
+
+void Watchdog::loop() {
+  const Millis interval = m_clock.interval();
+  TimePoint next = m_clock.last_sent() + interval;
+  Millis backoff{0};
+  std::unique_lock lock(m_mutex);
+  for (;;) {
+    m_cv.wait_until(lock, next, [&] { return m_stop; });
+    if (m_stop) {
+      return;
+    }
+    TimePoint sent = Clock::now();
+    if (sent >= m_clock.kill_at()) {
+      // Paused (SIGSTOP, a long swap-in) past what we can prove: the lock must
+      // count as lost even if a renewal would still find it.
+      m_state.lost = true;
+      m_state.lost_reason = "the lease could have expired before it was renewed (rlock was paused)";
+      notify();
+      return;
+    }
+    lock.unlock();
+    lock::RenewResult result;
+    std::string error;
+    try {
+      result = lock::renew(m_conn, m_keys, m_owner, m_ttl);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    TimePoint now = Clock::now();
+    lock.lock();
+    if (m_stop) {
+      return;
+    }
+    if (!error.empty()) {
+      // Keep trying, faster than the interval, until the supervisor's
+      // deadline; it decides when the lease can no longer be trusted.
+      if (m_state.last_error.empty()) {
+        log::warning("cannot renew {}: {}; retrying", m_keys.name, error);
+      }
+      m_state.last_error = error;
+      backoff = std::clamp(backoff * 2, Millis(100), std::max(Millis(100), interval / 2));
+      next = now + backoff;
+      continue;
+    }
+    if (result.check != lock::OwnerCheck::ok) {
+      m_state.lost = true;
+      m_state.lost_reason = result.check == lock::OwnerCheck::missing
+                                ? "the lock is gone (expired, force-unlocked or the server lost it)"
+                            : result.check == lock::OwnerCheck::other
+                                ? "the lock is now held by another owner"
+                                : "the key is no longer a lock";
+      notify();
+      return;
+    }
+    if (!m_state.last_error.empty()) {
+      log::info("renewing {} again", m_keys.name);
+      m_state.last_error.clear();
+    }
+    backoff = Millis(0);
+    m_clock.confirmed(sent, now);
+    m_state.stop_at = m_clock.stop_at();
+    m_state.kill_at = m_clock.kill_at();
+    next = sent + interval;
+  }
+}
+
+} // namespace rlock::run

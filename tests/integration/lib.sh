@@ -1,0 +1,104 @@
+# Shared prologue of the integration scenarios: sourced by every test_*.sh.
+# Starts a throwaway redis-server on a free loopback port, points rlock at it,
+# and cleans everything up on exit. Scenarios use `check`/`expect_rc` and end
+# with `finish`, which prints "N passed, 0 failed" and sets the exit status.
+set -u
+
+RLOCK=${RLOCK_BIN:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/rlock}
+[ -x "$RLOCK" ] || { echo "FAIL: rlock binary not found at $RLOCK (set RLOCK_BIN)"; exit 1; }
+command -v redis-server >/dev/null || { echo "FAIL: redis-server is not installed"; exit 1; }
+command -v redis-cli >/dev/null || { echo "FAIL: redis-cli is not installed"; exit 1; }
+
+TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/rlock-test.XXXXXX")
+_pids=()
+_passed=0
+_failed=0
+
+cleanup() {
+  local pid
+  for pid in "${_pids[@]}"; do
+    kill -9 "$pid" 2>/dev/null
+  done
+  wait 2>/dev/null
+  rm -rf "$TEST_TMP"
+}
+trap cleanup EXIT
+
+# A TCP port nobody listens on (the kernel picks it).
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# start_redis [extra redis-server args...]: sets REDIS_PORT, REDIS_PID, RLOCK_URL.
+start_redis() {
+  REDIS_PORT=$(free_port)
+  local dir="$TEST_TMP/redis-$REDIS_PORT"
+  mkdir -p "$dir"
+  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+    --dir "$dir" --unixsocket "$dir/redis.sock" --unixsocketperm 700 "$@" \
+    >"$dir/log" 2>&1 &
+  REDIS_PID=$!
+  _pids+=("$REDIS_PID")
+  REDIS_SOCK="$dir/redis.sock"
+  local i
+  for i in $(seq 1 100); do
+    if rcli PING 2>/dev/null | grep -q PONG; then
+      export RLOCK_URL="redis://127.0.0.1:$REDIS_PORT"
+      return 0
+    fi
+    sleep 0.05
+  done
+  echo "FAIL: redis-server did not start on port $REDIS_PORT"; cat "$dir/log"; exit 1
+}
+
+stop_redis() {
+  kill -9 "$REDIS_PID" 2>/dev/null
+  wait "$REDIS_PID" 2>/dev/null
+}
+
+# redis-cli against the test server (with REDIS_AUTH_ARGS if set).
+rcli() {
+  redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ${REDIS_AUTH_ARGS:-} "$@"
+}
+
+# Run rlock with captured stdout/stderr/rc: sets OUT, ERR, RC.
+r() {
+  "$RLOCK" "$@" >"$TEST_TMP/out" 2>"$TEST_TMP/err"
+  RC=$?
+  OUT=$(cat "$TEST_TMP/out")
+  ERR=$(cat "$TEST_TMP/err")
+}
+
+pass() { _passed=$((_passed + 1)); echo "ok: $*"; }
+fail() { _failed=$((_failed + 1)); echo "FAIL: $*"; echo "  rc=${RC:-} out=${OUT:-} err=${ERR:-}"; }
+
+# check "description" COMMAND...: passes when COMMAND succeeds.
+check() {
+  local what=$1; shift
+  if "$@"; then pass "$what"; else fail "$what"; fi
+}
+
+# expect_rc N "description": checks the last r's exit status.
+expect_rc() {
+  if [ "$RC" = "$1" ]; then pass "$2 (rc $1)"; else fail "$2: expected rc $1, got $RC"; fi
+}
+
+# Monotonic milliseconds.
+now_ms() { python3 -c 'import time; print(int(time.monotonic()*1000))'; }
+
+# wait_until SECONDS COMMAND...: polls (every 50ms) until COMMAND succeeds.
+wait_until() {
+  local limit=$1; shift
+  local end=$(( $(date +%s%N) / 1000000 + limit * 1000 ))
+  while [ $(( $(date +%s%N) / 1000000 )) -lt $end ]; do
+    "$@" && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+finish() {
+  echo "$_passed passed, $_failed failed"
+  [ "$_failed" -eq 0 ]
+  exit $?
+}
