@@ -1,0 +1,120 @@
+#include <rlock/cli/options.hpp>
+#include <rlock/core/errors.hpp>
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+using rlock::cli::Command;
+
+namespace {
+std::map<std::string, std::string> g_env;
+const char* fake_env(const char* name) {
+  auto it = g_env.find(name);
+  return it == g_env.end() ? nullptr : it->second.c_str();
+}
+rlock::cli::Invocation parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "rlock");
+  auto result = rlock::cli::parse(static_cast<int>(args.size()), args.data(), fake_env);
+  REQUIRE(result.invocation);
+  return *result.invocation;
+}
+void usage_error(std::vector<const char*> args) {
+  args.insert(args.begin(), "rlock");
+  CHECK_THROWS_AS(rlock::cli::parse(static_cast<int>(args.size()), args.data(), fake_env), rlock::UsageError);
+}
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+} // namespace
+
+TEST_CASE("run: the command after -- is never parsed as rlock's flags") {
+  g_env.clear();
+  auto inv = parse({"run", "L", "--ttl", "3s", "-w", "1m", "--", "sh", "-c", "echo --ttl", "-v"});
+  CHECK(inv.command == Command::run);
+  CHECK(inv.names == std::vector<std::string>{"L"});
+  CHECK(inv.ttl == rlock::Millis(3000));
+  CHECK(inv.wait == rlock::Millis(60'000));
+  CHECK(inv.child_argv == std::vector<std::string>{"sh", "-c", "echo --ttl", "-v"});
+  CHECK(inv.global.level == rlock::log::Level::normal);
+}
+
+TEST_CASE("global options go before or after the subcommand") {
+  g_env.clear();
+  auto inv = parse({"-u", "redis://h:1", "acquire", "L", "--json", "-E", "3"});
+  CHECK(inv.global.urls == std::vector<std::string>{"redis://h:1"});
+  CHECK(inv.global.json);
+  CHECK(inv.global.conflict_exit_code == 3);
+  CHECK(!inv.wait);
+}
+
+TEST_CASE("owner from RLOCK_OWNER; release needs one") {
+  g_env.clear();
+  usage_error({"release", "L"});
+  g_env["RLOCK_OWNER"] = "tok";
+  CHECK(parse({"release", "L"}).owner == "tok");
+  CHECK(parse({"release", "L", "--owner", "other"}).owner == "other");
+}
+
+TEST_CASE("usage errors") {
+  g_env.clear();
+  usage_error({});
+  usage_error({"frobnicate"});
+  usage_error({"acquire"});
+  usage_error({"acquire", "L", "--bogus"});
+  usage_error({"acquire", "L", "-w", "1s", "-n"});
+  usage_error({"acquire", "L", "--ttl", "0"});
+  usage_error({"acquire", "", "--ttl", "1s"});
+  usage_error({"run", "L"});
+  usage_error({"run", "L", "true"});
+  usage_error({"run", "L", "--"});
+  usage_error({"run", "L", "--on-lost", "maybe", "--", "true"});
+  usage_error({"-u", "redis://a:1", "-u", "redis://b:1", "status"});
+  usage_error({"--tls-ca-file", "x", "status"});
+  usage_error({"-q", "-v", "status"});
+  usage_error({"-E", "300", "acquire", "L"});
+  usage_error({"status", "A", "--match", "x*"});
+}
+
+TEST_CASE("help and version print and exit 0") {
+  std::vector<const char*> args{"rlock", "--help"};
+  auto result = rlock::cli::parse(2, args.data(), fake_env);
+  CHECK(!result.invocation);
+  CHECK(result.output.find("force-unlock") != std::string::npos);
+  args = {"rlock", "run", "--help"};
+  result = rlock::cli::parse(3, args.data(), fake_env);
+  CHECK(result.output.find("--max-hold") != std::string::npos);
+  args = {"rlock", "--version"};
+  result = rlock::cli::parse(2, args.data(), fake_env);
+  CHECK(result.output.find("rlock ") == 0);
+}
+
+TEST_CASE("man page and completions name every subcommand and long flag") {
+  const char* src = std::getenv("RLOCK_SRC");
+  std::string root = src ? src : RLOCK_SOURCE_DIR;
+  auto man = read(root + "/man/rlock.1");
+  auto bash = read(root + "/completions/rlock.bash");
+  auto zsh = read(root + "/completions/_rlock");
+  REQUIRE(!man.empty());
+  REQUIRE(!bash.empty());
+  REQUIRE(!zsh.empty());
+  for (const auto& sub : rlock::cli::k_subcommands) {
+    CAPTURE(sub.name);
+    CHECK(man.find(std::string(sub.name)) != std::string::npos);
+    CHECK(bash.find(std::string(sub.name)) != std::string::npos);
+    CHECK(zsh.find(std::string(sub.name)) != std::string::npos);
+    CHECK(rlock::cli::help_text("").find(std::string(sub.name)) != std::string::npos);
+  }
+  for (const auto& flag : rlock::cli::all_long_flags()) {
+    CAPTURE(flag);
+    std::string roff = "\\-\\-" + flag.substr(2);
+    CHECK(man.find(roff) != std::string::npos);
+    CHECK(bash.find(flag) != std::string::npos);
+    CHECK(zsh.find(flag) != std::string::npos);
+  }
+}

@@ -1,0 +1,66 @@
+#include <rlock/cli/render.hpp>
+
+#include <doctest/doctest.h>
+
+using rlock::Millis;
+
+namespace {
+rlock::lock::LockState held_state() {
+  rlock::lock::LockState state;
+  state.name = "deploy\n1";
+  state.type = "hash";
+  state.ttl = Millis(29'500);
+  state.owners = {{"tok:1", 2}};
+  state.meta = R"({"host":"h1","pid":42,"command":"./deploy.sh","acquired_at_ms":1700000000000,)"
+               R"("ttl_ms":30000,"fence":7,"version":"0.1.0","op":"x"})";
+  return state;
+}
+} // namespace
+
+TEST_CASE("status JSON has the documented stable fields") {
+  auto doc = rlock::cli::status_json(held_state());
+  CHECK(doc["name"] == "deploy\n1");
+  CHECK(doc["held"] == true);
+  CHECK(doc["type"] == "hash");
+  CHECK(doc["foreign"] == false);
+  CHECK(doc["ttl_ms"] == 29'500);
+  CHECK(doc["owner"] == "tok:1");
+  CHECK(doc["count"] == 2);
+  CHECK(doc["owners"][0]["owner"] == "tok:1");
+  CHECK(doc["fence"] == 7);
+  CHECK(doc["holder"]["host"] == "h1");
+  CHECK(doc["holder"]["pid"] == 42);
+  CHECK(doc["holder"]["command"] == "./deploy.sh");
+  CHECK(doc["holder"]["acquired_at_ms"] == 1700000000000LL);
+  CHECK(doc["holder"]["acquired_at"] == "2023-11-14T22:13:20Z");
+  CHECK(doc["holder"]["ttl_ms"] == 30000);
+  CHECK(doc["holder"]["version"] == "0.1.0");
+}
+
+TEST_CASE("status JSON of a free lock and of a foreign key") {
+  rlock::lock::LockState free_state;
+  free_state.name = "x";
+  free_state.type = "none";
+  auto doc = rlock::cli::status_json(free_state);
+  CHECK(doc["held"] == false);
+  CHECK(doc["type"].is_null());
+  CHECK(doc["ttl_ms"].is_null());
+  CHECK(doc["owner"].is_null());
+  CHECK(doc["holder"].is_null());
+
+  rlock::lock::LockState foreign;
+  foreign.name = "x";
+  foreign.type = "string";
+  foreign.ttl = Millis(-1);
+  doc = rlock::cli::status_json(foreign);
+  CHECK(doc["held"] == true);
+  CHECK(doc["foreign"] == true);
+  CHECK(doc["ttl_ms"] == -1);
+}
+
+TEST_CASE("status lines are one line per lock") {
+  auto line = rlock::cli::status_line(held_state());
+  CHECK(line.find('\n') == std::string::npos);
+  CHECK(line.find("deploy\\n1: held by tok:1 (count 2), 29.5s left, fence 7") == 0);
+  CHECK(rlock::cli::parse_meta("not json").present == false);
+}

@@ -1,0 +1,61 @@
+#include <rlock/core/errors.hpp>
+#include <rlock/core/text.hpp>
+
+#include <doctest/doctest.h>
+
+using rlock::ExitCode;
+using rlock::RedisErrorKind;
+
+TEST_CASE("reply errors become typed errors with the contract's exit codes") {
+  struct Case {
+    const char* reply;
+    RedisErrorKind kind;
+    ExitCode code;
+  };
+  const Case cases[] = {
+      {"NOSCRIPT No matching script. Please use EVAL.", RedisErrorKind::noscript, ExitCode::software},
+      {"NOAUTH Authentication required.", RedisErrorKind::auth, ExitCode::denied},
+      {"WRONGPASS invalid username-password pair or user is disabled.", RedisErrorKind::auth, ExitCode::denied},
+      {"NOPERM this user has no permissions to run the 'evalsha' command", RedisErrorKind::auth, ExitCode::denied},
+      {"ERR Error running script (call to f_x): @user_script:1: NOPERM ...", RedisErrorKind::auth, ExitCode::denied},
+      {"ERR invalid password", RedisErrorKind::auth, ExitCode::denied},
+      {"MOVED 3999 127.0.0.1:6381", RedisErrorKind::moved, ExitCode::software},
+      {"ASK 3999 127.0.0.1:6381", RedisErrorKind::ask, ExitCode::software},
+      {"READONLY You can't write against a read only replica.", RedisErrorKind::readonly, ExitCode::unavailable},
+      {"BUSY Redis is busy running a script.", RedisErrorKind::busy, ExitCode::unavailable},
+      {"LOADING Redis is loading the dataset in memory", RedisErrorKind::loading, ExitCode::unavailable},
+      {"OOM command not allowed when used memory > 'maxmemory'.", RedisErrorKind::oom, ExitCode::software},
+      {"ERR unknown command 'EVALSHA'", RedisErrorKind::server, ExitCode::software},
+      {"ASKING is not ASK", RedisErrorKind::server, ExitCode::software},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.reply);
+    auto error = rlock::error_from_reply(c.reply, "redis://h:1");
+    CHECK(error.kind() == c.kind);
+    CHECK(error.exit_code() == c.code);
+    CHECK(std::string(error.what()) == std::string("redis://h:1: ") + c.reply);
+  }
+}
+
+TEST_CASE("socket failures map to 69") {
+  for (auto kind : {RedisErrorKind::connect, RedisErrorKind::timeout, RedisErrorKind::closed, RedisErrorKind::io}) {
+    CHECK(rlock::exit_code_for(kind) == ExitCode::unavailable);
+  }
+  CHECK(rlock::exit_code_for(RedisErrorKind::protocol) == ExitCode::software);
+}
+
+TEST_CASE("printable keeps messages on one line") {
+  CHECK(rlock::printable("a\nb\tc\"d\\") == "a\\nb\\tc\\\"d\\\\");
+  CHECK(rlock::printable("ключ") == "ключ");
+  CHECK(rlock::printable(std::string("\xff\x01", 2)) == "\\xff\\x01");
+  CHECK(rlock::quote("x") == "\"x\"");
+}
+
+TEST_CASE("owner tokens look like Redisson's uuid:thread fields and differ") {
+  auto a = rlock::random_owner_token();
+  auto b = rlock::random_owner_token();
+  CHECK(a != b);
+  CHECK(a.size() > 37);
+  CHECK(a[36] == ':');
+  CHECK(a[14] == '4');
+}
