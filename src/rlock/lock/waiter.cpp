@@ -18,7 +18,7 @@ constexpr Millis k_recheck{1000};
 void subscribe(redis::Connection& sub, const std::string& channel) {
   sub.send({"SUBSCRIBE", channel});
   redis::Reply reply;
-  if (!sub.read(reply, Clock::now() + Millis(2000))) {
+  if (!sub.read(reply, Clock::now() + sub.timeouts().io)) {
     sub.close();
     throw RedisError(RedisErrorKind::timeout, sub.describe() + ": no answer to SUBSCRIBE");
   }
@@ -61,7 +61,7 @@ AcquireResult acquire(redis::Connection& conn, const AcquireRequest& request, Si
     return result;
   }
   const TimePoint deadline = Clock::now() + *request.wait;
-  redis::Connection sub(conn.endpoint(), redis::Timeouts{});
+  redis::Connection sub(conn.endpoint(), conn.timeouts());
   for (;;) {
     if (!sub.connected()) {
       try {

@@ -188,11 +188,12 @@ void Guardian::start(pid_t pgid) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    for (int fd = 0; fd < 1024; ++fd) {
-      if (fd != fds[0]) {
-        ::close(fd);
-      }
+    // Hold nothing of rlock's open (sockets, the terminal) but the pipe.
+    int keep = fds[0];
+    if (keep > 0) {
+      close_range(0, static_cast<unsigned>(keep - 1), 0);
     }
+    close_range(static_cast<unsigned>(keep + 1), ~0U, 0);
     char byte = 0;
     ssize_t n;
     do {
