@@ -78,8 +78,8 @@ RedisErrorKind classify(std::string_view text) {
 
 } // namespace
 
-RedisError error_from_reply(std::string_view reply_text, std::string_view endpoint) {
-  return RedisError(classify(reply_text), fmt::format("{}: {}", endpoint, reply_text));
+RedisError error_from_reply(std::string_view reply_text) {
+  return RedisError(classify(reply_text), std::string(reply_text));
 }
 
 } // namespace rlock

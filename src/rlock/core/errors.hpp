@@ -70,7 +70,7 @@ private:
 
 // Turns an error reply's text ("WRONGPASS invalid ...") into a typed error. The
 // single place where reply error prefixes are interpreted.
-RedisError error_from_reply(std::string_view reply_text, std::string_view endpoint);
+RedisError error_from_reply(std::string_view reply_text);
 
 // Exit code for a RedisErrorKind.
 ExitCode exit_code_for(RedisErrorKind kind);

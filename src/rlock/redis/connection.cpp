@@ -108,7 +108,7 @@ int Connection::fd() const {
 
 void Connection::fail(RedisErrorKind kind, const std::string& what) {
   close();
-  throw RedisError(kind, fmt::format("{}: {}", describe(), what));
+  throw RedisError(kind, what); // the caller's context names the endpoint
 }
 
 void Connection::connect_socket(TimePoint deadline) {
@@ -330,7 +330,7 @@ std::vector<Reply> Connection::roundtrip(const std::vector<Argv>& commands) {
   }
   for (const auto& reply : replies) {
     if (reply.type == Reply::Type::error) {
-      throw error_from_reply(reply.str, describe());
+      throw error_from_reply(reply.str);
     }
   }
   return replies;

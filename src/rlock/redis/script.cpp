@@ -26,8 +26,7 @@ Reply eval(Connection& conn, const Script& script, const std::vector<std::string
   Reply loaded = conn.command({"SCRIPT", "LOAD", std::string(script.text)});
   if (loaded.type != Reply::Type::string || loaded.str != script.sha) {
     throw RedisError(RedisErrorKind::protocol,
-                     fmt::format("{}: SCRIPT LOAD of {} answered {}, expected SHA1 {}",
-                                 conn.describe(), script.name, loaded.summary(), script.sha));
+                     fmt::format("SCRIPT LOAD of {} answered {}, expected SHA1 {}", script.name, loaded.summary(), script.sha));
   }
   return conn.command(argv);
 }

@@ -1,4 +1,5 @@
 #include <rlock/core/log.hpp>
+#include <rlock/core/text.hpp>
 #include <rlock/run/watchdog.hpp>
 
 #include <sys/eventfd.h>
@@ -100,7 +101,7 @@ void Watchdog::loop() {
       // Keep trying, faster than the interval, until the supervisor's
       // deadline; it decides when the lease can no longer be trusted.
       if (m_state.last_error.empty()) {
-        log::warning("cannot renew {}: {}; retrying", m_keys.name, error);
+        log::warning("cannot renew {} on {}: {}; retrying", quote(m_keys.name), m_conn.describe(), error);
       }
       m_state.last_error = error;
       backoff = std::clamp(backoff * 2, Millis(100), std::max(Millis(100), interval / 2));
@@ -118,7 +119,7 @@ void Watchdog::loop() {
       return;
     }
     if (!m_state.last_error.empty()) {
-      log::info("renewing {} again", m_keys.name);
+      log::info("renewing {} again", quote(m_keys.name));
       m_state.last_error.clear();
     }
     backoff = Millis(0);
