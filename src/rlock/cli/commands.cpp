@@ -51,16 +51,13 @@ struct Context {
 // The terminal display while waiting: one line on stderr, rewritten in place.
 class WaitDisplay {
 public:
-  WaitDisplay(std::string name, bool enabled) : m_name(std::move(name)), m_enabled(enabled) {}
+  explicit WaitDisplay(std::string name) : m_name(std::move(name)) {}
   ~WaitDisplay() {
     if (m_shown) {
       fmt::print(stderr, "\r\033[K");
     }
   }
   void operator()(const lock::Holder& holder, Millis wait_left) {
-    if (!m_enabled) {
-      return;
-    }
     fmt::print(stderr, "\r\033[Krlock: waiting for {} ({} to go): {}", quote(m_name),
                format_duration(wait_left), holder_phrase(holder));
     std::fflush(stderr);
@@ -69,7 +66,6 @@ public:
 
 private:
   std::string m_name;
-  bool m_enabled;
   bool m_shown = false;
 };
 
@@ -105,8 +101,10 @@ std::string not_held_reason(lock::OwnerCheck check, const std::string& detail) {
 // Takes the lock as the invocation asks (waiting, interruptible by `signals`,
 // with the terminal display), or ends with the conflict exit code.
 lock::AcquireResult acquire_or_busy(Context& ctx, const lock::AcquireRequest& request, SignalFd& signals) {
-  WaitDisplay display(ctx.keys.name, isatty(STDERR_FILENO) && log::g_level != log::Level::quiet);
-  auto result = lock::acquire(ctx.conn, request, &signals, std::ref(display));
+  bool show = isatty(STDERR_FILENO) && log::g_level != log::Level::quiet;
+  WaitDisplay display(ctx.keys.name);
+  auto result = lock::acquire(ctx.conn, request, &signals,
+                              show ? lock::BusyCallback(std::ref(display)) : lock::BusyCallback());
   if (!result.acquired) {
     busy(ctx, result);
   }

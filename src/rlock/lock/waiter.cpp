@@ -88,19 +88,29 @@ AcquireResult acquire(redis::Connection& conn, const AcquireRequest& request, Si
     if (now >= deadline) {
       return result;
     }
-    if (on_busy) {
-      on_busy(result.holder, std::chrono::duration_cast<Millis>(deadline - now));
-    }
     Millis ttl = result.holder.ttl;
+    const TimePoint attempted = now;
     TimePoint wake = std::min(deadline, now + (ttl.count() >= 0 ? ttl + Millis(1) : k_recheck));
     bool retry = false;
+    TimePoint next_display = now;
     while (!retry && Clock::now() < wake) {
+      if (on_busy && Clock::now() >= next_display) {
+        // Refresh the terminal line once a second; no request is sent for it.
+        Holder shown = result.holder;
+        auto elapsed = std::chrono::duration_cast<Millis>(Clock::now() - attempted);
+        if (shown.ttl.count() >= 0) {
+          shown.ttl = std::max(Millis(0), shown.ttl - elapsed);
+        }
+        on_busy(shown, std::chrono::duration_cast<Millis>(deadline - Clock::now()));
+        next_display = Clock::now() + Millis(1000);
+      }
+      TimePoint poll_until = on_busy ? std::min(wake, next_display) : wake;
       if (redis::Reply message; sub.has_buffered_reply() && sub.read(message, Clock::now())) {
         retry = true;
         break;
       }
       pollfd fds[2] = {{sub.fd(), POLLIN, 0}, {signals ? signals->fd() : -1, POLLIN, 0}};
-      int rc = ::poll(fds, 2, poll_timeout_ms(wake));
+      int rc = ::poll(fds, 2, poll_timeout_ms(poll_until));
       if (rc < 0) {
         continue; // EINTR
       }
