@@ -10,6 +10,6 @@ local kind = redis.call('TYPE', KEYS[1])['ok']
 if kind == 'none' then
   return {0}
 end
+redis.call(ARGV[1], KEYS[2], '0') -- first, so an ACL denial changes nothing
 redis.call('DEL', KEYS[1])
-redis.call(ARGV[1], KEYS[2], '0')
 return {1, kind}

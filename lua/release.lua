@@ -50,15 +50,19 @@ end
 
 local left = 0
 if not all then
-  left = redis.call('HINCRBY', name, owner, -1)
+  left = tonumber(count) - 1
 end
 if left > 0 then
+  redis.call('HINCRBY', name, owner, -1)
   if meta then
     meta.op = op
     redis.call('HSET', name, meta_field, cjson.encode(meta))
   end
   return {left}
 end
-redis.call('DEL', name)
+-- Publish first: if the user may not publish (an ACL without the channel), the
+-- script fails before changing anything. Subscribers see the message only after
+-- the script has run, so they never find the lock still there.
 redis.call(publish, channel, '0')
+redis.call('DEL', name)
 return {0}

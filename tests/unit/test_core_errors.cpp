@@ -19,6 +19,7 @@ TEST_CASE("reply errors become typed errors with the contract's exit codes") {
       {"NOPERM this user has no permissions to run the 'evalsha' command", RedisErrorKind::auth, ExitCode::denied},
       {"ERR Error running script (call to f_x): @user_script:1: NOPERM ...", RedisErrorKind::auth, ExitCode::denied},
       {"ERR invalid password", RedisErrorKind::auth, ExitCode::denied},
+      {"ERR Protocol error: unauthenticated multibulk length", RedisErrorKind::auth, ExitCode::denied},
       {"MOVED 3999 127.0.0.1:6381", RedisErrorKind::moved, ExitCode::software},
       {"ASK 3999 127.0.0.1:6381", RedisErrorKind::ask, ExitCode::software},
       {"READONLY You can't write against a read only replica.", RedisErrorKind::readonly, ExitCode::unavailable},

@@ -150,6 +150,28 @@ std::unique_ptr<App> make_app() {
   return a;
 }
 
+// An option given with an empty value (`--ttl ''`, `--owner "$UNSET"`) is a
+// mistake, never a request for the default.
+void reject_empty_values(const CLI::App& app) {
+  auto check = [](const CLI::App* level) {
+    for (const auto* opt : level->get_options()) {
+      if (opt->count() == 0 || opt->get_type_size() == 0) {
+        continue;
+      }
+      for (const auto& value : opt->results()) {
+        if (value.empty()) {
+          std::string name = opt->get_lnames().empty() ? opt->get_name() : "--" + opt->get_lnames().front();
+          throw UsageError(fmt::format("{}: empty value", name));
+        }
+      }
+    }
+  };
+  check(&app);
+  for (const auto* sub : app.get_subcommands()) {
+    check(sub);
+  }
+}
+
 std::optional<Millis> optional_duration(const std::string& text, std::string_view flag) {
   if (text.empty()) {
     return std::nullopt;
@@ -245,9 +267,23 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
 ParseResult parse(int argc, const char* const* argv, const char* (*env)(const char*)) {
   // `run NAME [OPTIONS] -- CMD [ARG...]`: everything after the first "--" is
   // the command, never parsed as rlock's flags (as flock(1) does).
+  // Other subcommands keep "--" as the end of options (`release -- -name`).
   int parsed_argc = argc;
   std::vector<std::string> child_argv;
+  bool is_run = false;
   for (int i = 1; i < argc; ++i) {
+    std::string_view arg(argv[i]);
+    if (arg == "--") {
+      break;
+    }
+    auto sub = std::find_if(std::begin(k_subcommands), std::end(k_subcommands),
+                            [&](const SubcommandInfo& info) { return info.name == arg; });
+    if (sub != std::end(k_subcommands)) {
+      is_run = sub->name == "run";
+      break;
+    }
+  }
+  for (int i = 1; is_run && i < argc; ++i) {
     if (std::string_view(argv[i]) == "--") {
       parsed_argc = i;
       child_argv.assign(argv + i + 1, argv + argc);
@@ -256,15 +292,10 @@ ParseResult parse(int argc, const char* const* argv, const char* (*env)(const ch
   }
   auto a = make_app();
   ParseResult result;
-  bool has_separator = parsed_argc != argc;
+  const bool has_separator = parsed_argc != argc;
   try {
     a->app.parse(parsed_argc, argv);
-    if (has_separator && a->app.get_subcommands().front()->get_name() != "run") {
-      // Only run takes a command; elsewhere "--" just ends the options.
-      a = make_app();
-      a->app.parse(argc, argv);
-      has_separator = false;
-    }
+    reject_empty_values(a->app);
   } catch (const CLI::CallForHelp&) {
     const CLI::App* target = &a->app;
     for (const auto* sub : a->app.get_subcommands()) {
@@ -280,10 +311,6 @@ ParseResult parse(int argc, const char* const* argv, const char* (*env)(const ch
     return result;
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
-    bool is_run = false;
-    for (int i = 1; i < parsed_argc; ++i) {
-      is_run = is_run || std::string_view(argv[i]) == "run";
-    }
     if (is_run && !has_separator) {
       throw UsageError("run: put the command after '--' (rlock run NAME [OPTIONS] -- CMD [ARG...])");
     }

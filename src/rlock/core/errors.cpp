@@ -62,8 +62,13 @@ RedisErrorKind classify(std::string_view text) {
   // prefix ("ERR Error running script ...: NOPERM ..."); Redis 6 words an ACL
   // denial inside a script differently.
   if (text.find("NOPERM") != std::string_view::npos ||
-      text.find("can't run this command") != std::string_view::npos ||
+      text.find("The user executing the script can't") != std::string_view::npos ||
       text.find("no permissions to") != std::string_view::npos) {
+    return RedisErrorKind::auth;
+  }
+  // Redis 7 refuses a long command from a client that has not authenticated
+  // before answering NOAUTH.
+  if (text.find("unauthenticated") != std::string_view::npos) {
     return RedisErrorKind::auth;
   }
   if (text.find("OOM ") != std::string_view::npos) {

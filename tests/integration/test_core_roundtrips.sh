@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Steady state: one round trip (one EVALSHA) per acquire, renew and release.
+# INFO commandstats counts EVALSHA calls (Redis 7 also counts the commands a script
+# runs, so those are allowed when the scripts in lua/ call them); MONITOR shows what the
+# client itself sent (script-internal commands are tagged [N lua] there).
+. "$(dirname "$0")/lib.sh"
+start_redis
+SRC=${RLOCK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+
+# warm-up: the scripts get loaded (NOSCRIPT + SCRIPT LOAD) here, not below
+r acquire warm --owner w; r renew warm --owner w; r release warm --owner w
+r acquire warm2 --owner w; r acquire warm2 -n; r release warm2 --owner w
+
+# commands the scripts may run themselves
+SCRIPT_CMDS=$(grep -oh "redis.call('[A-Za-z]*'" "$SRC"/lua/*.lua | sed "s/redis.call('//; s/'//" | tr 'A-Z' 'a-z' | sort -u)
+SCRIPT_CMDS="$SCRIPT_CMDS publish spublish"   # the channel command travels as ARGV
+stats() { rcli INFO commandstats | tr -d '\r' | grep '^cmdstat_'; }
+calls_of() { grep "^cmdstat_$1:" <<<"$2" | sed 's/^[^:]*:calls=\([0-9]*\),.*/\1/'; }
+# commands in the stats that are neither EVALSHA, our CONFIG/INFO, nor run by the scripts
+unexpected() {
+  local line cmd
+  while IFS= read -r line; do
+    cmd=${line%%:*}; cmd=${cmd#cmdstat_}
+    case $cmd in evalsha|info|config|config\|*) continue ;; esac
+    grep -qx "$cmd" <<<"$(tr ' ' '\n' <<<"$SCRIPT_CMDS")" || echo "$line"
+  done <<<"$2"
+}
+
+measure() { # DESCRIPTION EXPECTED_EVALSHA -- rlock invocations separated by ';;'
+  local what=$1 want=$2; shift 3
+  rcli CONFIG RESETSTAT >/dev/null
+  local args=()
+  for a in "$@" ';;'; do
+    if [ "$a" = ';;' ]; then r "${args[@]}"; args=(); else args+=("$a"); fi
+  done
+  local S ev extra
+  S=$(stats); ev=$(calls_of evalsha "$S"); extra=$(unexpected x "$S")
+  echo "  $what: cmdstat_evalsha calls=${ev:-0}"
+  echo "$S" | sed 's/,usec=.*//; s/^/    | /'
+  check "$what: cmdstat_evalsha calls=$want" test "${ev:-0}" = "$want"
+  check "$what: no command outside EVALSHA and its scripts (${extra:-none})" test -z "$extra"
+}
+
+measure "uncontended acquire + release" 2 -- acquire RT --owner o ';;' release RT --owner o
+check "RT released" test "$(rcli EXISTS RT)" = 0
+measure "acquire + renew" 2 -- acquire RT2 --owner o ';;' renew RT2 --owner o --ttl 40s
+measure "re-entry" 1 -- acquire RT2 --owner o
+r acquire RT4 --owner a
+measure "contended acquire -n" 1 -- acquire RT4 -n
+
+# --- the same through MONITOR: only EVALSHA from the client, nothing for the connection
+rcli MONITOR >"$TEST_TMP/monitor" 2>&1 &
+mon=$!; _pids+=("$mon")
+mon_ready() { [ "$(rcli CLIENT LIST | grep -c 'cmd=monitor')" -ge 1 ]; }
+wait_until 5 mon_ready
+rcli ECHO start-marker >/dev/null
+r acquire RT3 --owner o
+r release RT3 --owner o
+rcli ECHO end-marker >/dev/null
+seen_end() { grep -q end-marker "$TEST_TMP/monitor"; }
+wait_until 3 seen_end
+kill "$mon" 2>/dev/null
+client_cmds=$(sed -n '/start-marker/,/end-marker/p' "$TEST_TMP/monitor" | grep -v -e marker -e ' lua\] ' | awk '{print toupper($4)}' | tr -d '"' | tr '\n' ' ')
+lua_cmds=$(sed -n '/start-marker/,/end-marker/p' "$TEST_TMP/monitor" | grep -c ' lua\] ')
+echo "  MONITOR: client commands for acquire+release: ${client_cmds:-none}(script-internal: $lua_cmds)"
+check "MONITOR: the client sent exactly EVALSHA EVALSHA" test "$client_cmds" = "EVALSHA EVALSHA "
+
+finish

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Waiting: -w wakes on the release message or when the lease runs out, the deadline,
+# -n, and SIGTERM/SIGINT ending a waiter at once without leaving anything in Redis.
+. "$(dirname "$0")/lib.sh"
+start_redis
+
+ms() { echo $(( $(date +%s%N) / 1000000 )); }
+between() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+numsub() { rcli PUBSUB NUMSUB "redisson_lock__channel:{$1}" | sed -n 2p; }
+has_sub() { [ "$(numsub "$1")" -ge 1 ]; }
+no_sub() { [ "$(numsub "$1")" = 0 ]; }
+# bg_waiter FILEPREFIX ARGS...: runs rlock in the background; writes .rc and .t (ms at exit)
+bg_waiter() {
+  local f=$1; shift
+  ( "$RLOCK" "$@" >"$f.out" 2>"$f.err"; echo $? >"$f.rc"; ms >"$f.t" ) &
+  _pids+=($!)
+}
+done_file() { [ -s "$1" ]; }
+
+# --- a waiter wakes within a few hundred ms of release
+r acquire A --ttl 20s --owner holder
+expect_rc 0 "holder takes A (ttl 20s)"
+W=$TEST_TMP/w1
+bg_waiter "$W" acquire A -w 10s --owner waiter
+check "the waiter subscribes to redisson_lock__channel:{A}" wait_until 5 has_sub A
+check "the waiter is still waiting" test ! -e "$W.rc"
+sleep 1
+t_rel=$(ms)
+r release A --owner holder
+expect_rc 0 "holder releases A"
+check "the waiter finishes" wait_until 5 done_file "$W.t"
+d=$(( $(cat "$W.t") - t_rel )); echo "  waiter got A ${d}ms after the release started"
+check "the waiter exits 0" test "$(cat "$W.rc")" = 0
+check "the waiter woke within 500ms of release (${d}ms)" test "$d" -lt 500
+check "the waiter now holds A" test "$(rcli HGET A waiter)" = 1
+check "the waiter left no subscription" wait_until 2 no_sub A
+r release A --owner waiter
+
+# --- the wait deadline on a lock held with a long TTL
+r acquire B --ttl 60s --owner holder
+t0=$(ms)
+r acquire B -w 1s
+d=$(( $(ms) - t0 )); echo "  -w 1s on a held lock ended after ${d}ms"
+expect_rc 75 "-w 1s on a held lock runs out"
+check "-w 1s ended between 0.9s and 2s (${d}ms)" between "$d" 900 2000
+check "wait-ran-out error is one line" test "$(printf '%s\n' "$ERR" | grep -c .)" -le 1 -a -n "$ERR"
+t0=$(ms)
+r -E 7 acquire B -w 500ms
+d=$(( $(ms) - t0 ))
+expect_rc 7 "-E 7 when the wait runs out"
+check "-w 500ms ended between 0.4s and 1.5s (${d}ms)" between "$d" 400 1500
+t0=$(ms)
+r acquire B -w 1.5
+d=$(( $(ms) - t0 ))
+expect_rc 75 "-w 1.5 (bare seconds with a fraction)"
+check "-w 1.5 ended between 1.4s and 2.5s (${d}ms)" between "$d" 1400 2500
+check "the holder still holds B" test "$(rcli HGET B holder)" = 1
+check "no waiter left subscribed on B" wait_until 2 no_sub B
+
+# --- -n fails at once
+t0=$(ms)
+r acquire B -n
+d=$(( $(ms) - t0 ))
+expect_rc 75 "-n on a held lock"
+check "-n fails at once (${d}ms < 500ms)" test "$d" -lt 500
+t0=$(ms)
+r acquire B
+d=$(( $(ms) - t0 ))
+expect_rc 75 "no -w: does not wait"
+check "acquire without -w fails at once (${d}ms < 500ms)" test "$d" -lt 500
+
+# --- a waiter gets the lock when the holder's lease runs out (no release message)
+r acquire C --ttl 1s --owner holder
+t0=$(ms)
+r acquire C -w 10s --owner w2
+d=$(( $(ms) - t0 )); echo "  waiter on a 1s lease got it after ${d}ms"
+expect_rc 0 "the waiter gets C when the lease runs out"
+check "got it at the lease end, ~1s (${d}ms between 700 and 2000)" between "$d" 700 2000
+check "the waiter holds C" test "$(rcli HGET C w2)" = 1
+
+# --- SIGTERM / SIGINT end a waiter at once, nothing left behind
+# launched through python so that SIGINT is not ignored (bash ignores it in background jobs)
+start_waiter() {
+  python3 -c 'import os,signal,sys
+signal.signal(signal.SIGINT, signal.SIG_DFL); signal.signal(signal.SIGTERM, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$RLOCK" "$@" >"$TEST_TMP/sig.out" 2>"$TEST_TMP/sig.err" &
+  WPID=$!
+  _pids+=("$WPID")
+}
+gone_pid() { ! kill -0 "$1" 2>/dev/null; }
+r acquire D --ttl 60s --owner holder
+for sig in TERM:143 INT:130; do
+  name=${sig%%:*}; code=${sig##*:}
+  keys_before=$(rcli DBSIZE); hash_before=$(rcli HGETALL D); fence_before=$(rcli GET 'redisson_lock_token:{D}')
+  start_waiter acquire D -w 30s --owner "sig$name"
+  check "SIG$name waiter subscribed" wait_until 5 has_sub D
+  sleep 0.2
+  t0=$(ms)
+  kill -"$name" "$WPID"
+  wait_until 3 gone_pid "$WPID"
+  d=$(( $(ms) - t0 ))
+  wait "$WPID"; rc=$?
+  echo "  SIG$name: exit $rc after ${d}ms; stderr: $(cat "$TEST_TMP/sig.err")"
+  RC=$rc; expect_rc "$code" "SIG$name ends a waiting acquire"
+  check "SIG$name ends it at once (${d}ms < 500ms)" test "$d" -lt 500
+  check "after SIG$name: no subscriber left (PUBSUB NUMSUB 0)" wait_until 1 no_sub D
+  check "after SIG$name: the lock is unchanged" test "$(rcli HGETALL D)" = "$hash_before"
+  check "after SIG$name: no owner field of the waiter" test -z "$(rcli HGET D "sig$name")"
+  check "after SIG$name: no new keys" test "$(rcli DBSIZE)" = "$keys_before"
+  check "after SIG$name: fence counter untouched" test "$(rcli GET 'redisson_lock_token:{D}')" = "$fence_before"
+  check "after SIG$name: no client of the waiter left connected" test "$(rcli CLIENT LIST | grep -c 'cmd=subscribe\|cmd=ssubscribe')" = 0
+done
+
+finish

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Usage errors exit 64 with one line 'rlock: ...' on stderr; valid duration forms work.
+. "$(dirname "$0")/lib.sh"
+start_redis
+
+between() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+one_err_line() { [[ $ERR == "rlock: "* ]] && [ "$(printf '%s\n' "$ERR" | wc -l)" -eq 1 ]; }
+# usage DESCRIPTION [--has TEXT]... -- ARGS...: expects 64, one stderr line, nothing on stdout
+usage() {
+  local what=$1; shift
+  local needles=()
+  while [ "$1" = --has ]; do needles+=("$2"); shift 2; done
+  [ "$1" = -- ] && shift
+  r "$@"
+  expect_rc 64 "usage error: $what"
+  check "$what: one stderr line starting 'rlock: '" one_err_line
+  check "$what: nothing on stdout" test -z "$OUT"
+  local n
+  for n in "${needles[@]}"; do
+    check "$what: message names '$n'" grep -qF -- "$n" <<<"$ERR"
+  done
+}
+
+usage "unknown flag" --has --bogus -- acquire X --bogus
+usage "unknown global flag" --has --frob -- --frob acquire X
+usage "unknown subcommand" -- frobnicate X
+usage "no subcommand" --
+usage "missing NAME (acquire)" --has NAME -- acquire
+usage "missing NAME (release)" -- release --owner o
+usage "missing NAME (renew)" -- renew --owner o
+usage "missing NAME (force-unlock)" -- force-unlock
+usage "missing NAME (run)" -- run -- true
+usage "two NAMEs for acquire" -- acquire X Y
+usage "--ttl 0" --has --ttl --has "'0'" -- acquire X --ttl 0
+usage "--ttl -1" --has --ttl --has "-1" -- acquire X --ttl -1
+usage "--ttl abc" --has --ttl --has abc -- acquire X --ttl abc
+usage "--ttl 400d" --has --ttl --has 400d -- acquire X --ttl 400d
+usage "--ttl 366d" --has 366d -- acquire X --ttl 366d
+usage "--ttl empty" --has --ttl -- acquire EMPTY1 --ttl ''
+usage "-w empty" -- acquire EMPTY2 -w ''
+usage "--io-timeout empty" --has --io-timeout -- --io-timeout '' acquire X
+usage "--ttl 1.2.3" --has 1.2.3 -- acquire X --ttl 1.2.3
+usage "--ttl 5 hours" --has 5hours -- acquire X --ttl 5hours
+usage "-w 1x" --has 1x -- acquire X -w 1x
+usage "-w 0" -- acquire X -w 0
+usage "--wait -5s" --has -5s -- acquire X --wait=-5s
+usage "-w with -n" -- acquire X -w 1s -n
+usage "-n with -w (other order)" -- acquire X -n -w 1s
+usage "renew --ttl bad" --has --ttl -- renew X --owner o --ttl 0s
+usage "--connect-timeout 0" --has --connect-timeout -- --connect-timeout 0 acquire X
+usage "--io-timeout abc" --has --io-timeout --has abc -- --io-timeout abc acquire X
+usage "-E abc" -- -E abc acquire X
+usage "bad URL scheme http" --has http://x -- -u http://x acquire X
+usage "bad URL port 99999" --has 99999 -- -u redis://h:99999 acquire X
+usage "bad URL port 0" -- -u redis://h:0 acquire X
+usage "bad URL port abc" -- -u redis://h:abc acquire X
+usage "bad URL db" -- -u redis://127.0.0.1:6379/abc acquire X
+usage "relative unix path" -- -u unix://relative.sock acquire X
+usage "rediss:// (not supported yet)" --has "not supported yet" -- -u rediss://127.0.0.1:6380 acquire X
+usage "redis-sentinel:// (not supported yet)" --has "not supported yet" -- -u redis-sentinel://h:26379/m acquire X
+usage "two URLs (Redlock, not supported yet)" --has "not supported yet" -- -u "$RLOCK_URL" -u "redis://127.0.0.1:1" acquire X
+RLOCK_URL="$RLOCK_URL,redis://127.0.0.1:1" usage "two URLs in RLOCK_URL" --has "not supported yet" -- acquire X
+RLOCK_URL=http://x usage "bad RLOCK_URL" --has http://x -- acquire X
+usage "release without owner" --has owner -- release X
+usage "renew without owner" --has owner -- renew X
+usage "run L without -- CMD" -- run L
+usage "run L -- (empty command)" -- run L --
+usage "--on-lost bad value" --has bogus -- run L --on-lost bogus -- true
+usage "--kill-after 0" -- run L --kill-after 0 -- true
+usage "--max-hold abc" -- run L --max-hold abc -- true
+usage "--hold-min -1s" -- run L --hold-min=-1s -- true
+usage "--tls-ca-file (not supported yet)" --has "not supported yet" -- --tls-ca-file /dev/null acquire X
+usage "--tls-insecure (not supported yet)" --has "not supported yet" -- --tls-insecure acquire X
+usage "status --bogus" -- status --bogus
+usage "--password-file missing" --has /nonexistent/pw -- --password-file /nonexistent/pw acquire X
+check "no usage error touched Redis (besides the empty-value cases, checked above)" \
+  test -z "$(rcli --scan | grep -v -e '^EMPTY' -e '^redisson_lock_token:{EMPTY')"
+check "no lock X was created" test "$(rcli EXISTS X)" = 0
+check "--ttl '' created no lock" test "$(rcli EXISTS EMPTY1)" = 0
+
+# --- help and version are not errors
+r --help
+expect_rc 0 "--help"
+check "--help prints usage on stdout" grep -qi usage <<<"$OUT"
+r --version
+expect_rc 0 "--version"
+check "--version prints a version" grep -q '[0-9]\.[0-9]' <<<"$OUT"
+r acquire --help
+expect_rc 0 "acquire --help"
+
+# --- valid duration forms
+ttl_is() { # NAME DUR LO HI
+  r acquire "$1" --ttl "$2"
+  expect_rc 0 "--ttl $2 accepted"
+  local p; p=$(rcli PTTL "$1"); echo "  --ttl $2 -> PTTL $p"
+  check "--ttl $2: PTTL between $3 and $4" between "$p" "$3" "$4"
+}
+ttl_is d1 500ms 1 500
+ttl_is d2 1.5 1000 1500
+ttl_is d3 0.5 1 500
+ttl_is d4 1m30s 89000 90000
+ttl_is d5 1h30m 5399000 5400000
+ttl_is d6 1d 86399000 86400000
+ttl_is d7 30s 29000 30000
+ttl_is d8 5m 299000 300000
+ttl_is d9 2h 7199000 7200000
+ttl_is d10 365d 31535999000 31536000000
+for w in 500ms 1.5 1m30s 1h30m 1d 0.5; do
+  r acquire "free-$w" -w "$w"
+  expect_rc 0 "-w $w accepted (free lock)"
+done
+r --connect-timeout 1.5 --io-timeout 1m30s acquire t1
+expect_rc 0 "--connect-timeout 1.5 --io-timeout 1m30s accepted"
+r acquire t2 --ttl=2s --owner=o2
+expect_rc 0 "--ttl=2s --owner=o2 (= form)"
+check "--owner=o2 used" test "$(rcli HGET t2 o2)" = 1
+r renew t2 --owner o2 --ttl 1h30m
+expect_rc 0 "renew --ttl 1h30m"
+p=$(rcli PTTL t2); check "renew --ttl 1h30m: PTTL $p" between "$p" 5399000 5400000
+
+finish
