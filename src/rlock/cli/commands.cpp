@@ -117,7 +117,18 @@ int cmd_acquire(Context& ctx, const std::string& /*label*/) {
                                lock::HolderInfo{host_name(), getppid(), process_command(getppid())},
                                inv.wait};
   SignalFd signals({SIGINT, SIGTERM, SIGHUP, SIGQUIT});
-  auto result = acquire_or_busy(ctx, request, signals);
+  lock::AcquireResult result;
+  try {
+    result = acquire_or_busy(ctx, request, signals);
+  } catch (const RedisError& e) {
+    if (e.kind() != RedisErrorKind::timeout) {
+      throw;
+    }
+    // The server may still run the request later: say which token would hold
+    // the lock, so it can be released instead of waiting for its lease.
+    throw RedisError(e.kind(), fmt::format("{}; the server may still apply it: release with --owner {}",
+                                           e.what(), request.owner));
+  }
   if (inv.global.json) {
     print_json({{"name", ctx.keys.name},
                 {"acquired", true},

@@ -315,7 +315,14 @@ ParseResult parse(int argc, const char* const* argv, const char* (*env)(const ch
       throw UsageError("run: put the command after '--' (rlock run NAME [OPTIONS] -- CMD [ARG...])");
     }
     if (what.find("A subcommand is required") != std::string::npos || argc <= 1) {
-      what = "no command given (acquire, release, renew, status, force-unlock, run)";
+      std::string unknown;
+      for (int i = 1; i < argc && unknown.empty(); ++i) {
+        if (argv[i][0] != '-') {
+          unknown = argv[i];
+        }
+      }
+      what = unknown.empty() ? "no command given" : fmt::format("unknown command '{}'", printable(unknown));
+      what += " (acquire, release, renew, status, force-unlock, run)";
     }
     throw UsageError(fmt::format("{} (see rlock --help)", what));
   }

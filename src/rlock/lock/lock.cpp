@@ -192,7 +192,9 @@ std::vector<std::string> find_locks(redis::Connection& conn, const std::string& 
       if (state.type != "hash" || (state.owners.empty() && state.meta.empty())) {
         continue;
       }
-      bool counts = true;
+      // A lock has a lease (Redisson always sets one) or rlock's record; a
+      // counter hash without expiry is not a lock.
+      bool counts = state.ttl.count() >= 0 || !state.meta.empty();
       for (const auto& [owner, count] : state.owners) {
         counts = counts && count > 0;
       }

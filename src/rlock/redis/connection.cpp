@@ -214,8 +214,11 @@ void Connection::ensure_connected() {
   if (!hello.empty()) {
     try {
       roundtrip(hello);
-    } catch (const RedisError&) {
+    } catch (const RedisError& e) {
       close();
+      if (std::string_view(e.what()).find("DB index is out of range") != std::string_view::npos) {
+        throw UsageError(fmt::format("--url: database {} does not exist on {}", m_endpoint.db, describe()));
+      }
       throw;
     }
   }
