@@ -97,7 +97,10 @@ TEST_CASE("help and version print and exit 0") {
 TEST_CASE("man page and completions name every subcommand and long flag") {
   const char* src = std::getenv("RLOCK_SRC");
   std::string root = src ? src : RLOCK_SOURCE_DIR;
+  // roff writes a literal hyphen as \-; compare the text as the reader sees it.
   auto man = read(root + "/man/rlock.1");
+  for (auto at = man.find("\\-"); at != std::string::npos; at = man.find("\\-", at))
+    man.erase(at, 1);
   auto bash = read(root + "/completions/rlock.bash");
   auto zsh = read(root + "/completions/_rlock");
   REQUIRE(!man.empty());
@@ -112,8 +115,7 @@ TEST_CASE("man page and completions name every subcommand and long flag") {
   }
   for (const auto& flag : rlock::cli::all_long_flags()) {
     CAPTURE(flag);
-    std::string roff = "\\-\\-" + flag.substr(2);
-    CHECK(man.find(roff) != std::string::npos);
+    CHECK(man.find(flag) != std::string::npos);
     CHECK(bash.find(flag) != std::string::npos);
     CHECK(zsh.find(flag) != std::string::npos);
   }

@@ -147,6 +147,10 @@ std::unique_ptr<App> make_app() {
       ->type_name("DUR");
   run->add_option("--max-hold", raw.max_hold, "Stop CMD as for a lost lock after holding DUR")
       ->type_name("DUR");
+  run->footer(std::string("Then: -- CMD [ARG...]  the command to run under the lock (searched in PATH),\n"
+                          "with RLOCK_NAME, RLOCK_OWNER, RLOCK_FENCE and RLOCK_URL in its environment.\n"
+                          "rlock exits with CMD's status.\n\n") +
+              k_footer);
   return a;
 }
 
