@@ -65,6 +65,12 @@ if count then
     meta.op = op
     redis.call('HSET', name, meta_field, cjson.encode(meta))
   end
+  -- A re-entry lengthens the lease if it asks for more, never shortens it: the
+  -- outer level keeps renewing at its own pace.
+  local current = redis.call('PTTL', name)
+  if current >= lease then
+    return {2, count, fence, current}
+  end
   redis.call('PEXPIRE', name, lease)
   return {2, count, fence, lease}
 end

@@ -1,11 +1,13 @@
 -- renew.lua: extend the lease of NAME if, and only if, the owner holds it.
--- Never creates a lock that has gone.
+-- Never creates a lock that has gone. With one level held the lease becomes
+-- exactly the new one (it may shorten it: --hold-min relies on that); while
+-- re-entered it is only ever lengthened.
 --
 -- KEYS[1] lock name
 -- ARGV[1] owner token
 -- ARGV[2] new lease in ms; '0' means the lease the lock was taken with
 --
--- Returns {1, lease_ms}   renewed
+-- Returns {1, lease_ms}   renewed; lease_ms is the lease the key now has
 --         {-1}            no such lock (expired, deleted)
 --         {-2, holder}    held by another owner
 --         {-3, type}      the key is not a lock hash
@@ -34,6 +36,14 @@ if lease == 0 then
     if ok and type(meta) == 'table' and tonumber(meta.ttl_ms) then
       lease = tonumber(meta.ttl_ms)
     end
+  end
+end
+-- While the lock is re-entered (a nested run inside a run), one level's renewal
+-- must never shorten the lease another level relies on: only lengthen it.
+if tonumber(redis.call('HGET', name, owner)) > 1 then
+  local current = redis.call('PTTL', name)
+  if current >= lease then
+    return {1, current}
   end
 end
 redis.call('PEXPIRE', name, lease)

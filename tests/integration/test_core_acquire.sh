@@ -98,6 +98,13 @@ r renew W --owner right --ttl 100s
 expect_rc 0 "renew --ttl 100s"
 p=$(rcli PTTL W); echo "  PTTL after renew --ttl 100s: $p"
 check "renew --ttl 100s: PTTL ~100000" between "$p" 99000 100000
+r renew W --owner right --ttl 10s --json
+p=$(rcli PTTL W); echo "  PTTL after renew --ttl 10s while re-entered: $p"
+expect_rc 0 "renew --ttl 10s while re-entered (count 2)"
+check "a re-entered lock's lease is never shortened by a renew" between "$p" 99000 100000
+check "renew --json reports the lease the key has" between "$(jget "$OUT" ttl_ms)" 99000 100000
+r release W --owner right
+check "one level left" test "$(rcli HGET W right)" = 1
 r renew W --owner right --json
 p=$(rcli PTTL W); echo "  PTTL after renew without --ttl: $p"
 expect_rc 0 "renew without --ttl"
