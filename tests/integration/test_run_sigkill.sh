@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# run killed with SIGKILL: the child and its grandchildren die with it, and the
+# lock expires within TTL, so another run waiting on it gets it.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/run_helpers/common.sh"
+start_redis
+
+T=$TEST_TMP/k
+bg "$T" run K --ttl 2s -- sh -c '
+  echo $$ >$1.sh.pid
+  sh -c "echo \$\$ >$1.gc.pid; sleep 600 & echo \$! >$1.gcsleep.pid; wait" &
+  wait' sh "$T"
+rlock_pid=$BG_PID
+sh_pid=$(pid_of "$T.sh.pid"); gc_pid=$(pid_of "$T.gc.pid"); gcsleep_pid=$(pid_of "$T.gcsleep.pid")
+check "the tree is up (rlock $rlock_pid, sh $sh_pid, grandchild sh $gc_pid, sleep $gcsleep_pid)" \
+  eval 'alive "$rlock_pid" && alive "$sh_pid" && alive "$gc_pid" && alive "$gcsleep_pid"'
+check "K is held" key_there K
+sleep 0.8    # in between two renewals (TTL/3 = 667ms)
+t_kill=$(ms)
+kill -9 "$rlock_pid"
+W=$TEST_TMP/waiter
+bg "$W" run K -w 5s -- sh -c 'echo got-it'
+check "rlock is dead" wait_until 2 bg_done "$T"
+check "the child sh dies with rlock" wait_until 2 dead "$sh_pid"
+check "the grandchild sh dies" wait_until 2 dead "$gc_pid"
+check "the grandchild's sleep 600 dies" wait_until 2 dead "$gcsleep_pid"
+d=$(( $(ms) - t_kill )); echo "  the tree was gone ${d}ms after SIGKILL"
+check "the tree died promptly (${d}ms < 1000ms)" test "$d" -lt 1000
+check "no process of that run is left (guardian included)" \
+  wait_until 2 eval '! pgrep -f -- "$T" >/dev/null'
+check "K becomes free" wait_until 4 key_gone K
+d=$(( $(ms) - t_kill )); echo "  K free (or taken by the waiter) ${d}ms after SIGKILL"
+check "the waiting run -w 5s gets K" wait_until 6 bg_done "$W"
+dw=$(( $(cat "$W.t") - t_kill )); echo "  the waiter finished ${dw}ms after SIGKILL"
+check "the waiter exits 0 (got $(bg_rc "$W"))" test "$(bg_rc "$W")" = 0
+check "the waiter's command ran" test "$(cat "$W.out")" = got-it
+check "the waiter got K within TTL + 0.5s of the SIGKILL (${dw}ms <= 2500ms)" test "$dw" -le 2500
+check "K is free at the end" key_gone K
+
+# --on-lost ignore: the child is not killed with rlock
+T=$TEST_TMP/ign
+bg "$T" run K2 --ttl 2s --on-lost ignore -- sh -c 'echo $$ >$1.sh.pid; exec sleep 600' sh "$T"
+child=$(pid_of "$T.sh.pid")
+check "--on-lost ignore: K2 is held" key_there K2
+kill -9 "$BG_PID"
+check "--on-lost ignore: rlock is dead" wait_until 2 bg_done "$T"
+sleep 0.5
+check "--on-lost ignore: the child survives rlock's SIGKILL" alive "$child"
+check "--on-lost ignore: K2 still expires within TTL" wait_until 3 key_gone K2
+kill -9 "$child" 2>/dev/null
+
+finish
