@@ -20,12 +20,13 @@ namespace rlock::run {
 
 namespace {
 
+sighandler_t g_sigpipe_before = SIG_DFL;
+
+// The child starts as rlock itself was started (exec resets caught signals;
+// an ignored one, e.g. SIGINT under `nohup` or `cmd &`, stays ignored, as with
+// flock): undo only what rlock changed, SIGPIPE and the blocked mask.
 void reset_signals() {
-  for (int sig = 1; sig < NSIG; ++sig) {
-    if (sig != SIGKILL && sig != SIGSTOP) {
-      signal(sig, SIG_DFL);
-    }
-  }
+  signal(SIGPIPE, g_sigpipe_before);
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -76,6 +77,10 @@ std::vector<pid_t> descendants_of(pid_t root, pid_t spare) {
 }
 
 } // namespace
+
+void ignore_sigpipe() {
+  g_sigpipe_before = signal(SIGPIPE, SIG_IGN);
+}
 
 pid_t spawn_child(const ChildSpec& spec) {
   std::vector<char*> argv;
@@ -178,16 +183,11 @@ void Guardian::start(pid_t pgid) {
   }
   if (pid == 0) {
     // Out of every group rlock or the child is in, so no group signal for
-    // them reaches it; deaf to every catchable signal.
+    // them reaches it; deaf to every signal that can be blocked.
     setpgid(0, 0);
-    for (int sig = 1; sig < NSIG; ++sig) {
-      if (sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD) {
-        signal(sig, SIG_IGN);
-      }
-    }
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, nullptr);
     // Hold nothing of rlock's open (sockets, the terminal) but the pipe.
     int keep = fds[0];
     if (keep > 0) {

@@ -12,8 +12,13 @@ struct ChildSpec {
   bool take_terminal = false;    // make the child's group the terminal's foreground
 };
 
+// rlock ignores SIGPIPE while it supervises (a closed stderr must not kill
+// it); the child gets back the disposition rlock was started with.
+void ignore_sigpipe();
+
 // Starts CMD in a process group of its own (pgid = pid) with an empty signal
-// mask and default dispositions. Returns the pid, or throws Error with exit
+// mask and the signal dispositions rlock was started with (an ignored SIGINT
+// stays ignored, as with flock). Returns the pid, or throws Error with exit
 // code 127 (not found) or 126 (cannot execute) when exec fails.
 pid_t spawn_child(const ChildSpec& spec);
 
@@ -30,7 +35,7 @@ void signal_tree(pid_t pgid, int sig, pid_t spare);
 bool tree_alive(pid_t pgid, pid_t spare);
 
 // A watcher process that SIGKILLs the child's process group if rlock dies
-// without disarming it (rlock killed with SIGKILL). Ignores catchable signals.
+// without disarming it (rlock killed with SIGKILL). Blocks every signal it can.
 class Guardian {
 public:
   Guardian() = default;

@@ -54,7 +54,7 @@ void set_child_env(const RunSpec& spec, long long fence) {
 } // namespace
 
 SignalFd make_run_signals() {
-  signal(SIGPIPE, SIG_IGN);
+  ignore_sigpipe();
   // SIGTTOU: handing the terminal to the child's group and back must not stop us.
   return SignalFd({SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD, SIGCONT, SIGTTOU});
 }
