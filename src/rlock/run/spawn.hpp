@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -43,15 +44,23 @@ public:
   Guardian(const Guardian&) = delete;
   Guardian& operator=(const Guardian&) = delete;
 
-  // Forks the guardian for the child's process group `pgid`.
+  // Starts the guardian for the child's process group `pgid`.
   void start(pid_t pgid);
   // Tells the guardian all is well and waits for it to exit. Never throws.
   void disarm() noexcept;
   pid_t pid() const { return m_pid; }
 
+  // What the guardian process reads: set before it starts, never changed.
+  struct Watch {
+    int read_fd;
+    pid_t pgid;
+  };
+
 private:
   pid_t m_pid = -1;
   int m_fd = -1;
+  Watch m_watch{-1, -1};
+  std::unique_ptr<char[]> m_stack;
 };
 
 } // namespace rlock::run

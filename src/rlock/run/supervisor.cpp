@@ -80,7 +80,6 @@ int supervise(redis::Connection& conn, const RunSpec& spec, const lock::AcquireR
   }
   Watchdog dog(conn.endpoint(), conn.timeouts(), spec.request.keys, spec.request.owner, spec.request.lease,
                spec.kill_after, acquired_at);
-  dog.start();
 
   std::optional<int> child_status;
   bool lost = false;       // the lock was lost (or could not be confirmed)
@@ -103,6 +102,9 @@ int supervise(redis::Connection& conn, const RunSpec& spec, const lock::AcquireR
   while (!child_status) {
     LeaseState lease = dog.state();
     TimePoint now = Clock::now();
+    if (!dog.started() && now >= dog.first_renewal()) {
+      dog.start();
+    }
     if (!lost && (lease.lost || now >= lease.stop_at)) {
       lost = true;
       std::string reason =
@@ -134,6 +136,9 @@ int supervise(redis::Connection& conn, const RunSpec& spec, const lock::AcquireR
     TimePoint wake = std::min(kill_at, max_held ? k_never : max_hold_at);
     if (!lost) {
       wake = std::min(wake, lease.stop_at);
+    }
+    if (!dog.started()) {
+      wake = std::min(wake, dog.first_renewal());
     }
     pollfd fds[2] = {{signals.fd(), POLLIN, 0}, {dog.event_fd(), POLLIN, 0}};
     ::poll(fds, 2, wake == k_never ? -1 : poll_timeout_ms(wake));

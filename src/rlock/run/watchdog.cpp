@@ -23,7 +23,8 @@ void LeaseClock::confirmed(TimePoint sent, TimePoint now) {
 Watchdog::Watchdog(redis::Endpoint endpoint, redis::Timeouts timeouts, lock::LockKeys keys,
                    std::string owner, Millis ttl, Millis kill_after, TimePoint acquired_sent)
     : m_conn(std::move(endpoint), timeouts), m_keys(std::move(keys)), m_owner(std::move(owner)),
-      m_ttl(ttl), m_clock(ttl, kill_after, acquired_sent) {
+      m_ttl(ttl), m_clock(ttl, kill_after, acquired_sent),
+      m_first_renewal(acquired_sent + m_clock.interval()) {
   m_state.stop_at = m_clock.stop_at();
   m_state.kill_at = m_clock.kill_at();
   m_event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -67,7 +68,7 @@ void Watchdog::notify() {
 
 void Watchdog::loop() {
   const Millis interval = m_clock.interval();
-  TimePoint next = m_clock.last_sent() + interval;
+  TimePoint next = m_first_renewal;
   Millis backoff{0};
   std::unique_lock lock(m_mutex);
   for (;;) {

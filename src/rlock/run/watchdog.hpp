@@ -58,7 +58,11 @@ public:
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
 
+  // Starts the renewing thread. The supervisor starts it when the first
+  // renewal is due, so a command that ends sooner costs no thread at all.
   void start();
+  bool started() const { return m_thread.joinable(); }
+  TimePoint first_renewal() const { return m_first_renewal; }
   // Stops renewing and joins the thread. Never throws.
   void stop() noexcept;
   // Readable when the state changed (loss found); read to clear.
@@ -77,6 +81,7 @@ private:
   std::condition_variable m_cv;
   bool m_stop = false;
   LeaseClock m_clock;
+  TimePoint m_first_renewal;
   LeaseState m_state;
   int m_event_fd = -1;
   std::thread m_thread;
