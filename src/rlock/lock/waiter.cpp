@@ -56,11 +56,26 @@ AcquireResult acquire(redis::Connection& conn, const AcquireRequest& request, Si
   auto attempt = [&] {
     return try_acquire(conn, request.keys, request.owner, request.lease, op_id, request.info);
   };
-  AcquireResult result = attempt();
+  const TimePoint deadline = Clock::now() + request.wait.value_or(Millis(0));
+  AcquireResult result;
+  for (;;) {
+    try {
+      result = attempt();
+      break;
+    } catch (const RedisError& e) {
+      // With a wait, an unanswered attempt (a paused or restarting server) is
+      // retried until the deadline. The retry carries the same op id: if the
+      // first one was applied after all, it is not counted twice.
+      if (!request.wait || e.exit_code() != ExitCode::unavailable || Clock::now() >= deadline) {
+        throw;
+      }
+      log::debug("retrying the acquisition: {}", e.what());
+      pause_or_interrupt(signals, std::min(deadline, Clock::now() + k_retry_pause));
+    }
+  }
   if (result.acquired || !request.wait) {
     return result;
   }
-  const TimePoint deadline = Clock::now() + *request.wait;
   redis::Connection sub(conn.endpoint(), conn.timeouts());
   for (;;) {
     if (!sub.connected()) {
