@@ -37,11 +37,23 @@ end
 local kind = redis.call('TYPE', name)['ok']
 
 if kind == 'none' then
-  local fence = redis.call('INCR', fence_key)
   local now = redis.call('TIME')
+  local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  -- A missing counter (first use, or a server that lost its data in a restart
+  -- without persistence) starts at the server's clock in ms, so tokens stay
+  -- above every token handed out before (unless more than one acquisition a
+  -- millisecond was sustained). An existing counter (also Redisson's
+  -- RFencedLock's) just counts on.
+  local fence
+  if redis.call('EXISTS', fence_key) == 0 then
+    fence = now_ms
+    redis.call('SET', fence_key, fence)
+  else
+    fence = redis.call('INCR', fence_key)
+  end
   local meta = cjson.encode({
     host = ARGV[4], pid = tonumber(ARGV[5]), command = ARGV[6], version = ARGV[7],
-    acquired_at_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000),
+    acquired_at_ms = now_ms,
     ttl_ms = lease, fence = fence, op = op,
   })
   redis.call('HSET', name, owner, 1, meta_field, meta)

@@ -30,25 +30,31 @@ free_port() {
 }
 
 # start_redis [extra redis-server args...]: sets REDIS_PORT, REDIS_PID, RLOCK_URL.
-start_redis() {
-  REDIS_PORT=$(free_port)
+# start_redis_on PORT [args...]: the same on a given port (a restart). Kept for
+# restarts: REDIS_EXTRA_ARGS (more arguments) and REDIS_PRELOAD_ENV (NAME=VALUE
+# environment of the server, e.g. an LD_PRELOAD).
+REDIS_EXTRA_ARGS=()
+REDIS_PRELOAD_ENV=()
+start_redis() { start_redis_on "$(free_port)" "$@"; }
+start_redis_on() {
+  REDIS_PORT=$1; shift
   local dir="$TEST_TMP/redis-$REDIS_PORT"
   mkdir -p "$dir"
-  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
-    --dir "$dir" --unixsocket "$dir/redis.sock" --unixsocketperm 700 "$@" \
-    >"$dir/log" 2>&1 &
+  env "${REDIS_PRELOAD_ENV[@]}" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' \
+    --appendonly no --dir "$dir" --unixsocket "$dir/redis.sock" --unixsocketperm 700 \
+    "${REDIS_EXTRA_ARGS[@]}" "$@" >>"$dir/log" 2>&1 &
   REDIS_PID=$!
   _pids+=("$REDIS_PID")
   REDIS_SOCK="$dir/redis.sock"
   local i
-  for i in $(seq 1 100); do
+  for i in $(seq 1 200); do
     if rcli PING 2>/dev/null | grep -q PONG; then
       export RLOCK_URL="redis://127.0.0.1:$REDIS_PORT"
       return 0
     fi
-    sleep 0.05
+    sleep 0.025
   done
-  echo "FAIL: redis-server did not start on port $REDIS_PORT"; cat "$dir/log"; exit 1
+  echo "FAIL: redis-server did not start on port $REDIS_PORT"; tail -5 "$dir/log"; exit 1
 }
 
 stop_redis() {
@@ -85,6 +91,55 @@ expect_rc() {
 
 # Monotonic milliseconds.
 now_ms() { python3 -c 'import time; print(int(time.monotonic()*1000))'; }
+# Wall-clock milliseconds without a fork.
+ms() { local t=${EPOCHREALTIME/./}; echo $(( t / 1000 )); }
+between() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+
+# alive PID: the process exists and is not a zombie.
+alive() {
+  local st
+  [ -n "${1:-}" ] || return 1
+  st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 1
+  [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
+dead() { ! alive "$1"; }
+# dead_all PID...: none of them is alive.
+dead_all() { local p; for p in "$@"; do alive "$p" && return 1; done; return 0; }
+has_file() { [ -s "$1" ]; }
+key_gone() { [ "$(rcli EXISTS "$1")" = 0 ]; }
+key_there() { [ "$(rcli EXISTS "$1")" = 1 ]; }
+numsub() { rcli PUBSUB NUMSUB "redisson_lock__channel:{$1}" | sed -n 2p; }
+has_sub() { [ "$(numsub "$1")" -ge 1 ]; }
+no_sub() { [ "$(numsub "$1")" = 0 ]; }
+
+# bg F ARGS...: runs `rlock ARGS...` in the background (signal dispositions
+# reset to default, as from an interactive shell), with BG_BASE_ENV and BG_ENV
+# (arrays of NAME=VALUE) added to its environment. Writes F.pid (rlock's pid),
+# F.out, F.err, and at exit F.rc and F.t (wall ms). Sets BG_PID.
+BG_BASE_ENV=()
+BG_ENV=()
+bg() {
+  local f=$1; shift
+  rm -f "$f.pid" "$f.rc" "$f.t" "$f.out" "$f.err"
+  (
+    env --default-signal "${BG_BASE_ENV[@]}" "${BG_ENV[@]}" "$RLOCK" "$@" >"$f.out" 2>"$f.err" </dev/null &
+    echo $! >"$f.pid"
+    wait $!
+    echo $? >"$f.rc.tmp"
+    ms >"$f.t"
+    mv "$f.rc.tmp" "$f.rc"
+  ) 2>/dev/null &
+  _pids+=($!)
+  local i
+  for i in $(seq 1 200); do
+    [ -s "$f.pid" ] && break
+    sleep 0.01
+  done
+  BG_PID=$(cat "$f.pid")
+}
+bg_done() { [ -s "$1.rc" ]; }
+bg_rc() { cat "$1.rc" 2>/dev/null || echo none; }
+bg_t() { cat "$1.t" 2>/dev/null || echo 0; }
 
 # wait_until SECONDS COMMAND...: polls (every 50ms) until COMMAND succeeds.
 wait_until() {

@@ -34,6 +34,20 @@ sleep 0.4
 r acquire F --json; f2=$(jget "$OUT" fence)
 check "a lock retaken after expiry gets a higher fence ($f1 -> $f2)" test "$f2" -gt "$f1"
 
+# a new counter starts at the server's clock (ms): a Redis that lost its data
+# (restart without persistence) does not hand out tokens below the old ones
+t0=$(( $(rcli TIME | head -n1) * 1000 ))
+r acquire FRESH --json; f_fresh=$(jget "$OUT" fence)
+check "a new counter starts at the server's time in ms ($f_fresh vs ~$t0)" between "$f_fresh" "$t0" $((t0 + 2000))
+r release FRESH --owner "$(jget "$OUT" owner)"
+for i in 1 2 3; do r acquire FRESH; r release FRESH --owner "$OUT"; done
+before=$(rcli GET 'redisson_lock_token:{FRESH}')
+rcli DEL FRESH 'redisson_lock_token:{FRESH}' >/dev/null # what a restart without persistence leaves
+sleep 0.01
+r acquire FRESH --json; after=$(jget "$OUT" fence)
+check "after the server lost its data the next token is still higher ($before -> $after)" test "$after" -gt "$before"
+r release FRESH --owner "$(jget "$OUT" owner)"
+
 # counter continues from an existing RFencedLock counter value
 rcli SET 'redisson_lock_token:{G}' 41 >/dev/null
 r acquire G --json
@@ -42,7 +56,7 @@ check "fence continues an existing counter (42)" test "$(jget "$OUT" fence)" = 4
 # --- a name holding '{': key is redisson_lock_token:NAME
 r acquire 'NA{x}ME' --json
 expect_rc 0 "acquire NA{x}ME"
-check "counter key for NA{x}ME is redisson_lock_token:NA{x}ME" test "$(rcli GET 'redisson_lock_token:NA{x}ME')" = 1
+check "counter key for NA{x}ME is redisson_lock_token:NA{x}ME" test "$(rcli GET 'redisson_lock_token:NA{x}ME')" = "$(jget "$OUT" fence)"
 check "no redisson_lock_token:{NA{x}ME} key" test "$(rcli EXISTS 'redisson_lock_token:{NA{x}ME}')" = 0
 
 # --- status reports the fence

@@ -5,7 +5,6 @@
 start_redis
 
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
-between() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 numsub() { rcli PUBSUB NUMSUB "redisson_lock__channel:{$1}" | sed -n 2p; }
 has_sub() { [ "$(numsub "$1")" -ge 1 ]; }
 no_sub() { [ "$(numsub "$1")" = 0 ]; }

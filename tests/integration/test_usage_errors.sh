@@ -3,7 +3,6 @@
 . "$(dirname "$0")/lib.sh"
 start_redis
 
-between() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 one_err_line() { [[ $ERR == "rlock: "* ]] && [ "$(printf '%s\n' "$ERR" | wc -l)" -eq 1 ]; }
 # usage DESCRIPTION [--has TEXT]... -- ARGS...: expects 64, one stderr line, nothing on stdout
 usage() {

@@ -40,8 +40,8 @@ public:
 // What went wrong talking to Redis. Kind decides the exit code and whether a
 // request may be retried on a fresh connection.
 enum class RedisErrorKind {
-  connect,   // could not connect (refused, unreachable, DNS)
-  timeout,   // connect or request deadline passed
+  connect,   // could not connect (refused, unreachable, DNS, connect timeout)
+  timeout,   // a request got no (whole) reply in time: it may still be applied
   closed,    // connection closed or reset mid-request
   io,        // other socket error
   protocol,  // unparsable reply

@@ -63,10 +63,12 @@ AcquireResult acquire(redis::Connection& conn, const AcquireRequest& request, Si
       result = attempt();
       break;
     } catch (const RedisError& e) {
-      // With a wait, an unanswered attempt (a paused or restarting server) is
-      // retried until the deadline. The retry carries the same op id: if the
-      // first one was applied after all, it is not counted twice.
-      if (!request.wait || e.exit_code() != ExitCode::unavailable || Clock::now() >= deadline) {
+      // With a wait, an attempt sent but not answered (a paused server, a
+      // connection lost mid-request) is retried until the deadline. The retry
+      // carries the same op id: if the first one was applied after all, it is
+      // not counted twice. A server that cannot be reached at all fails now.
+      bool unanswered = e.kind() == RedisErrorKind::timeout || e.kind() == RedisErrorKind::closed;
+      if (!request.wait || !unanswered || Clock::now() >= deadline) {
         throw;
       }
       log::debug("retrying the acquisition: {}", e.what());

@@ -176,7 +176,9 @@ void Connection::connect_socket(TimePoint deadline) {
     }
   }
   if (result < 0) {
-    fail(result == -ETIMEDOUT ? RedisErrorKind::timeout : RedisErrorKind::connect,
+    // Nothing was sent: a connect timeout is a failure to connect, never a
+    // request the server might still apply.
+    fail(RedisErrorKind::connect,
          fmt::format("cannot connect: {}",
                      result == -ETIMEDOUT ? "timed out after " + format_duration(m_timeouts.connect)
                                           : std::strerror(-result)));
