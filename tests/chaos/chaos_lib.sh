@@ -1,0 +1,230 @@
+# Helpers of the chaos scenarios, sourced right after ../integration/lib.sh:
+#   . "$(dirname "$0")/../integration/lib.sh"
+#   . "$(dirname "$0")/chaos_lib.sh"
+#
+# Everything here stays on 127.0.0.1, every wait is bounded, and every process a
+# scenario starts is killed on exit: rlock runs (and so their guardians and
+# children) carry CHAOS_RUN=$TEST_TMP in their environment, and chaos_cleanup
+# SIGKILLs whatever still has it, plus the pids in $TEST_TMP/*.pid.
+
+CHAOS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+WITNESS=$CHAOS_DIR/witness
+ORACLE=$CHAOS_DIR/oracle.py
+TOOL=$CHAOS_DIR/chaostool.py
+TTL=${CHAOS_TTL:-1.5s}   # short leases: renew every 0.5s
+TTL_MS=1500
+command -v flock >/dev/null || { echo "FAIL: flock (util-linux) is not installed"; exit 1; }
+
+sleep_ms() { sleep "$(awk -v m="$1" 'BEGIN { printf "%.3f", m / 1000 }')"; }
+# rand_ms LO HI: a random number of ms in [LO, HI].
+rand_ms() { echo $(( $1 + RANDOM % ($2 - $1 + 1) )); }
+
+# Pids whose environment carries this scenario's marker (rlock, its guardian,
+# the witness and anything they started), this shell excluded.
+chaos_procs() {
+  local f pid
+  for f in $(grep -lzxF "CHAOS_RUN=$TEST_TMP" /proc/[0-9]*/environ 2>/dev/null); do
+    pid=${f#/proc/}; pid=${pid%/environ}
+    [ "$pid" = "$$" ] && continue
+    alive "$pid" && echo "$pid"
+  done
+}
+no_chaos_procs() { [ -z "$(chaos_procs)" ]; }
+
+chaos_cleanup() {
+  local f p
+  for p in $(chaos_procs); do kill -9 "$p" 2>/dev/null; done
+  for f in "$TEST_TMP"/*.pid; do
+    [ -e "$f" ] || continue
+    for p in $(cat "$f" 2>/dev/null); do
+      alive "$p" && kill -CONT "$p" 2>/dev/null && kill -9 "$p" 2>/dev/null
+    done
+  done
+  [ -n "${REDIS_PID:-}" ] && kill -CONT "$REDIS_PID" 2>/dev/null
+  cleanup
+}
+trap chaos_cleanup EXIT
+
+
+# rlock runs started with lib.sh's `bg` carry the scenario's marker.
+BG_BASE_ENV=(CHAOS_RUN="$TEST_TMP")
+
+# --- the oracle -------------------------------------------------------------
+# A witness directory per scenario (or per case): new_witness_dir NAME sets WD.
+new_witness_dir() {
+  WD=$TEST_TMP/w-$1
+  rm -rf "$WD"; mkdir -p "$WD"
+  BG_ENV=(WITNESS_DIR="$WD")
+}
+# oracle [DIR] [--since MS]: runs oracle.py and sets O_starts, O_overlaps, ...
+oracle() {
+  local dir=${1:-$WD}; shift || true
+  ORACLE_OUT=$(python3 "$ORACLE" "$dir" --details "$@")
+  eval "$(echo "$ORACLE_OUT" | grep -E '^[a-z_]+=[0-9-]+$' | sed 's/^/O_/')"
+}
+oracle_details() { echo "$ORACLE_OUT" | grep '^#' | head -${1:-10} | sed 's/^/  /'; }
+
+# wait_event KIND TAG SECONDS [DIR]: waits for the witness event, sets EV (the
+# line), EV_T (ms), EV_PID, EV_FENCE, EV_OWNER.
+wait_event() {
+  local kind=$1 tag=$2 limit=$3 dir=${4:-$WD}
+  local end=$(( $(ms) + limit * 1000 ))
+  EV=
+  while [ "$(ms)" -lt $end ]; do
+    EV=$(grep -E "^$kind [0-9.]+ .* tag=$tag( |\$)" "$dir/events" 2>/dev/null | head -n1)
+    [ -n "$EV" ] && break
+    sleep 0.01
+  done
+  [ -n "$EV" ] || return 1
+  EV_T=$(echo "$EV" | cut -d' ' -f2); EV_T=${EV_T%.*} # (mawk's %d stops at 2^31)
+  EV_PID=$(echo "$EV" | sed -n 's/.* pid=\([0-9]*\).*/\1/p')
+  EV_FENCE=$(echo "$EV" | sed -n 's/.* fence=\(-\{0,1\}[0-9]*\).*/\1/p')
+  EV_OWNER=$(echo "$EV" | sed -n 's/.* owner=\([^ ]*\).*/\1/p')
+  echo "$EV_PID" >>"$TEST_TMP/witness.pid"
+}
+event_t() {
+  local t; t=$(grep -E "^$1 [0-9.]+ .* tag=$2( |\$)" "${3:-$WD}/events" 2>/dev/null | head -n1 | cut -d' ' -f2)
+  echo "${t%.*}"
+}
+
+# deathwatch PID OUT: records PID's death (wall ms) in OUT, in the background.
+deathwatch() {
+  python3 "$TOOL" deathwatch "$2" "$1" --timeout 60 &
+  _pids+=($!)
+}
+
+# --- Redis ------------------------------------------------------------------
+# Chaos servers accept DEBUG SLEEP (from loopback).
+REDIS_EXTRA_ARGS=(--enable-debug-command local)
+# redis_restart_empty [DOWN_MS]: SIGKILL, stay down DOWN_MS, start again on the
+# same port with nothing in it (no persistence).
+redis_restart_empty() {
+  kill -9 "$REDIS_PID" 2>/dev/null
+  wait "$REDIS_PID" 2>/dev/null
+  [ "${1:-0}" -gt 0 ] && sleep_ms "$1"
+  start_redis_on "$REDIS_PORT"
+}
+
+# monitor_start FILE: a MONITOR of the server into FILE (stopped with monitor_stop).
+monitor_start() {
+  MON_FILE=$1
+  redis-cli -h 127.0.0.1 -p "$REDIS_PORT" MONITOR >"$MON_FILE" 2>/dev/null &
+  MON_PID=$!
+  _pids+=("$MON_PID")
+  echo "$MON_PID" >>"$TEST_TMP/monitor.pid"
+  wait_until 3 has_file "$MON_FILE"
+}
+monitor_stop() { [ -n "${MON_PID:-}" ] && kill "$MON_PID" 2>/dev/null; wait "$MON_PID" 2>/dev/null; MON_PID=; }
+
+# --- the TCP proxy ----------------------------------------------------------
+# proxy_start: a proxy to the current Redis; sets PROXY_PORT, PROXY_URL, PROXY_CTL.
+proxy_start() {
+  PROXY_CTL=$TEST_TMP/proxy.ctl
+  echo pass >"$PROXY_CTL"
+  rm -f "$TEST_TMP/proxy.port"
+  python3 "$CHAOS_DIR/proxy.py" --target-port "$REDIS_PORT" --port-file "$TEST_TMP/proxy.port" \
+    --ctl "$PROXY_CTL" --log "$TEST_TMP/proxy.log" --max-seconds 600 &
+  PROXY_PID=$!
+  _pids+=("$PROXY_PID")
+  echo "$PROXY_PID" >>"$TEST_TMP/proxy.pid"
+  wait_until 5 has_file "$TEST_TMP/proxy.port" || { echo "FAIL: the proxy did not start"; exit 1; }
+  PROXY_PORT=$(cat "$TEST_TMP/proxy.port")
+  PROXY_URL="redis://127.0.0.1:$PROXY_PORT"
+}
+# proxy_mode MODE [MS]: pass | silent | blackhole | drop | delay MS | delay-up MS | delay-down MS
+proxy_mode() {
+  echo "$*" >"$PROXY_CTL.tmp" && mv "$PROXY_CTL.tmp" "$PROXY_CTL"
+  sleep 0.04 # the proxy reads its control file every 20ms
+}
+
+# --- clocks -----------------------------------------------------------------
+# build_fakeclock: compiles fakeclock.so once per scenario; sets FAKECLOCK_SO.
+build_fakeclock() {
+  FAKECLOCK_SO=$TEST_TMP/fakeclock.so
+  local cc
+  for cc in "${CC:-cc}" gcc gcc-12 "g++ -x c"; do
+    command -v ${cc%% *} >/dev/null 2>&1 || continue
+    $cc -shared -fPIC -O2 -o "$FAKECLOCK_SO" "$CHAOS_DIR/fakeclock.c" 2>/dev/null && return 0
+  done
+  return 1
+}
+# set_offset FILE SECONDS: rewrites the offset file in place (same inode: the
+# shim maps it; libfaketime re-reads it with FAKETIME_NO_CACHE=1).
+set_offset() { printf '%-63s\n' "$2" | dd of="$1" conv=notrunc status=none; }
+LIBFAKETIME=$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -n1)
+
+# --- hygiene ----------------------------------------------------------------
+# The SHA1s of lua/*.lua: what SCRIPT EXISTS must know, and nothing else.
+RLOCK_SRC=${RLOCK_SRC:-$(cd "$CHAOS_DIR/../.." && pwd)}
+lua_shas() { sha1sum "$RLOCK_SRC"/lua/*.lua | awk '{ print $1 }'; }
+cached_scripts() { rcli INFO memory | tr -d '\r' | sed -n 's/^number_of_cached_scripts://p'; }
+
+# hygiene_checks LABEL [ALLOWED_KEY_REGEX]: after everything has stopped: no
+# process of this scenario is left, no lock key, no pub/sub channel, and the
+# script cache holds only rlock's scripts.
+hygiene_checks() {
+  local label=$1 allowed=${2:-'^redisson_lock_token:'}
+  check "$label: no process of the scenario is left (rlock, guardian, children)" wait_until 5 no_chaos_procs
+  local left; left=$(chaos_procs | head -5 | xargs -r ps -o pid=,args= -p 2>/dev/null)
+  [ -n "$left" ] && echo "  left: $left"
+  local keys
+  keys=$(rcli --scan | grep -Ev "$allowed" | head -20)
+  check "$label: no leftover lock keys (got: ${keys:-none})" test -z "$keys"
+  r status --match '*'
+  check "$label: rlock status --match '*' lists no lock (got: $OUT)" test -z "$(echo "$OUT" | grep -v -i -E '^(no locks|$)')"
+  local chans
+  chans=$(rcli PUBSUB CHANNELS | head -20)
+  check "$label: no pub/sub channel left (PUBSUB CHANNELS: ${chans:-none})" test -z "$chans"
+  local known=0 sha
+  for sha in $(lua_shas); do
+    [ "$(rcli SCRIPT EXISTS "$sha")" = 1 ] && known=$((known + 1))
+  done
+  local cached; cached=$(cached_scripts)
+  check "$label: the script cache holds only rlock's scripts ($cached cached, $known of them lua/*.lua)" \
+    test "$cached" = "$known"
+}
+
+# --- repeated cases ---------------------------------------------------------
+# A guarantee is checked over many independent cases (each its own lock name
+# and witness directory), run in a few parallel lanes to keep the suite short.
+#   lanes LANES CASES SECONDS FN: runs `FN CASE` for CASE in 1..CASES, spread over
+#       LANES background lanes; waits up to SECONDS for all of them.
+#   record WHAT OK DETAIL: one result of one case (OK is 1 or 0).
+#   verdict WHAT DESCRIPTION: a check that every case recorded WHAT as OK.
+RESULTS=$TEST_TMP/results
+lanes() {
+  local nlanes=$1 ncases=$2 limit=$3 fn=$4 lane
+  rm -f "$TEST_TMP"/lane.*.done
+  for lane in $(seq 1 "$nlanes"); do
+    (
+      local c
+      for ((c = lane; c <= ncases; c += nlanes)); do "$fn" "$c"; done
+      touch "$TEST_TMP/lane.$lane.done"
+    ) &
+    _pids+=($!)
+  done
+  lanes_done() { [ "$(ls "$TEST_TMP"/lane.*.done 2>/dev/null | wc -l)" -ge "$nlanes" ]; }
+  check "$ncases cases in $nlanes lanes finish within ${limit}s" wait_until "$limit" lanes_done
+}
+record() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$RESULTS"; }
+verdict() {
+  local what=$1 desc=$2 n k worst
+  n=$(awk -F'\t' -v w="$what" '$1 == w' "$RESULTS" 2>/dev/null | wc -l)
+  k=$(awk -F'\t' -v w="$what" '$1 == w && $2 == 1' "$RESULTS" 2>/dev/null | wc -l)
+  worst=$(awk -F'\t' -v w="$what" '$1 == w && $2 != 1 { print $3 }' "$RESULTS" 2>/dev/null | head -3 | tr '\n' ';')
+  check "$desc: $k/$n cases${worst:+ (failed: $worst)}" test "$n" -gt 0 -a "$k" = "$n"
+}
+# values WHAT: the DETAIL column of WHAT's records (numbers, for summaries).
+values() { awk -F'\t' -v w="$1" '$1 == w { print $3 }' "$RESULTS" 2>/dev/null; }
+# summary WHAT UNIT: "min/median/max" of WHAT's numeric details.
+summary() {
+  values "$1" | sort -n | awk -v u="$2" '{ a[NR] = $1 } END { if (NR) printf "min %s%s, median %s%s, max %s%s", a[1], u, a[int((NR + 1) / 2)], u, a[NR], u }'
+}
+# wait_dead PID SECONDS: waits for PID to be gone; prints how long it took (ms).
+wait_dead() {
+  local t0; t0=$(ms)
+  local end=$(( t0 + $2 * 1000 ))
+  while alive "$1" && [ "$(ms)" -lt $end ]; do sleep 0.005; done
+  echo $(( $(ms) - t0 ))
+  dead "$1"
+}

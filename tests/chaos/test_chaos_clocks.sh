@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Chaos 8 - wall clocks jump.
+# (a) The Redis host's wall clock jumps forward 1h (an LD_PRELOAD shim shifts
+#     redis-server's CLOCK_REALTIME; Redis expires keys by it) under 4 holders,
+#     5 times (20 cases): their leases end at once; each loss is detected and the
+#     command stopped within one renewal interval + kill grace + 300ms.
+# (b) rlock's own wall clock jumps +1h and -1h while it holds a 1.5s lease for
+#     3s (20 runs, 4 at a time): no effect at all. Every run exits 0, the lock
+#     never disappears while its command runs, and nothing is logged.
+. "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/chaos_lib.sh"
+build_fakeclock || { echo "FAIL: cannot compile fakeclock.c (cc)"; exit 1; }
+SERVER_CLOCK=$TEST_TMP/server.offset
+set_offset "$SERVER_CLOCK" +0
+REDIS_PRELOAD_ENV=(LD_PRELOAD="$FAKECLOCK_SO" FAKECLOCK_FILE="$SERVER_CLOCK")
+start_redis
+t_server=$(rcli TIME | head -n1)
+check "the shim leaves the server's clock alone at +0 (TIME $t_server vs $(date +%s))" \
+  test $(( t_server - $(date +%s) )) -le 1 -a $(( $(date +%s) - t_server )) -le 1
+
+HOLDERS=4 ROUNDS=5
+BOUND=$(( TTL_MS / 3 + TTL_MS / 4 + 300 ))
+for round in $(seq 1 $ROUNDS); do
+  files=() witnesses=()
+  for i in $(seq 1 $HOLDERS); do
+    wd=$TEST_TMP/w-c$round.$i; mkdir -p "$wd"
+    BG_ENV=(WITNESS_DIR="$wd")
+    bg "$TEST_TMP/c$round.$i" run --ttl "$TTL" --kill-after 0.3s "C$round.$i" -- "$WITNESS" --hold 30 --tag h
+    files+=("$TEST_TMP/c$round.$i")
+  done
+  for i in $(seq 1 $HOLDERS); do
+    if wait_event START h 10 "$TEST_TMP/w-c$round.$i"; then
+      witnesses+=("$EV_PID"); deathwatch "$EV_PID" "$TEST_TMP/c$round.$i.death"
+    else
+      witnesses+=("")
+    fi
+  done
+  sleep_ms "$(rand_ms 0 400)"
+  t=$(ms)
+  set_offset "$SERVER_CLOCK" "+$(( 3600 * round ))"
+  done_all() { local f; for f in "${files[@]}"; do bg_done "$f" || return 1; done; }
+  wait_until 10 done_all
+  jumped=$(( $(rcli TIME | head -n1) - $(date +%s) ))
+  record jumped "$([ "$jumped" -ge $(( 3600 * round - 2 )) ] && echo 1 || echo 0)" "round $round: server clock ${jumped}s ahead"
+  for i in $(seq 1 $HOLDERS); do
+    f=$TEST_TMP/c$round.$i
+    [ -n "${witnesses[$((i - 1))]}" ] || { record started 0 "round $round.$i"; continue; }
+    record started 1 "round $round.$i"
+    wait_until 5 has_file "$f.death"
+    after=$(( $(cat "$f.death" 2>/dev/null || echo 99999999999999) - t ))
+    record detected "$([ "$after" -le $BOUND ] && echo 1 || echo 0)" "round $round.$i: ${after}ms"
+    record after_ms 1 "$after"
+    record exit76 "$([ "$(bg_rc "$f")" = 76 ] && echo 1 || echo 0)" "round $round.$i: rc $(bg_rc "$f") $(head -c 300 "$f.err")"
+  done
+done
+verdict started "every holder's command started"
+verdict jumped "the server's clock jumped an hour further each round"
+verdict detected "server clock +1h: each loss detected and the command stopped within ${BOUND}ms ($(summary after_ms ms))"
+verdict exit76 "server clock +1h: each run exited 76"
+
+# (b) rlock's own clock. A fresh server with an honest clock. The shim needs a
+# dynamically linked rlock (the installed one is static: LD_PRELOAD has no
+# effect on it); CMake builds the same program as rlock_dynamic for this.
+set_offset "$SERVER_CLOCK" +0
+redis_restart_empty 0
+RLOCK=${RLOCK_DYNAMIC_BIN:-$(dirname "$RLOCK")/rlock_dynamic}
+[ -x "$RLOCK" ] || { echo "FAIL: $RLOCK not found (set RLOCK_DYNAMIC_BIN)"; exit 1; }
+own_clock_case() {
+  local c=$1 name=O$1 f=$TEST_TMP/o$1 clock=$TEST_TMP/o$1.offset
+  set_offset "$clock" +0
+  BG_ENV=(LD_PRELOAD="$FAKECLOCK_SO" FAKECLOCK_FILE="$clock")
+  bg "$f" run --ttl "$TTL" "$name" -- sleep 3
+  wait_until 5 key_there "$name" || { record held 0 "case $c: never held"; return; }
+  record shim "$(grep -q fakeclock "/proc/$BG_PID/maps" 2>/dev/null && echo 1 || echo 0)" "case $c"
+  # Watch the key while the command runs (3s; stop at 2.6s so that the release
+  # at its end is not mistaken for a gap).
+  local gaps=0 i=0 t0; t0=$(ms)
+  while [ $(( $(ms) - t0 )) -lt 2600 ]; do
+    i=$((i + 1))
+    case $i in
+      5) set_offset "$clock" +3600 ;;
+      12) set_offset "$clock" -3600 ;;
+      18) set_offset "$clock" +0 ;;
+    esac
+    key_there "$name" || gaps=$((gaps + 1))
+    sleep 0.1
+  done
+  wait_until 5 bg_done "$f"
+  record held "$([ "$gaps" = 0 ] && echo 1 || echo 0)" "case $c: the lock was missing $gaps times"
+  record rc0 "$([ "$(bg_rc "$f")" = 0 ] && echo 1 || echo 0)" "case $c: rc $(bg_rc "$f")"
+  record quiet "$([ ! -s "$f.err" ] && echo 1 || echo 0)" "case $c: $(head -c 200 "$f.err")"
+}
+lanes 4 20 60 own_clock_case
+verdict shim "the clock shim is loaded into each rlock process"
+verdict held "rlock clock +1h/-1h: the lock never disappeared while its command ran"
+verdict rc0 "rlock clock +1h/-1h: every run exited 0"
+verdict quiet "rlock clock +1h/-1h: nothing on stderr"
+hygiene_checks clocks
+finish
