@@ -228,3 +228,46 @@ wait_dead() {
   echo $(( $(ms) - t0 ))
   dead "$1"
 }
+
+# --- holders under a fault ----------------------------------------------------
+# start_holders TAG N [GLOBAL ARGS...]: N runs `rlock ARGS run --ttl TTL
+# --kill-after 0.3s TAG.i -- witness --hold 60`, each with its own witness
+# directory; waits for their commands to start and watches their deaths (pidfd)
+# into F.death. Sets H_FILES, H_NAMES and H_WITNESSES (pid, or empty when it never
+# started), then sleeps somewhere into a renewal interval.
+start_holders() {
+  local tag=$1 n=$2 i; shift 2
+  H_FILES=() H_NAMES=() H_WITNESSES=()
+  for i in $(seq 1 "$n"); do
+    mkdir -p "$TEST_TMP/w-$tag.$i"
+    BG_ENV=(WITNESS_DIR="$TEST_TMP/w-$tag.$i")
+    bg "$TEST_TMP/$tag.$i" "$@" run --ttl "$TTL" --kill-after 0.3s "$tag.$i" -- "$WITNESS" --hold 60 --tag h
+    H_FILES+=("$TEST_TMP/$tag.$i") H_NAMES+=("$tag.$i")
+  done
+  for i in $(seq 1 "$n"); do
+    if wait_event START h 10 "$TEST_TMP/w-$tag.$i"; then
+      H_WITNESSES+=("$EV_PID")
+      deathwatch "$EV_PID" "$TEST_TMP/$tag.$i.death"
+    else
+      H_WITNESSES+=("")
+    fi
+  done
+  sleep_ms "$(rand_ms 100 400)"
+}
+holders_done() { local f; for f in "${H_FILES[@]}"; do bg_done "$f" || return 1; done; }
+# judge_detection LABEL T_FAULT BOUND_MS: for each holder, records started,
+# detected_LABEL (its command died within BOUND_MS of T_FAULT), after_LABEL (ms)
+# and exit76_LABEL.
+judge_detection() {
+  local label=$1 t=$2 bound=$3 i
+  for i in "${!H_FILES[@]}"; do
+    local f=${H_FILES[$i]} case="$label ${H_NAMES[$i]}"
+    [ -n "${H_WITNESSES[$i]}" ] || { record started 0 "$case"; continue; }
+    record started 1 "$case"
+    wait_until 5 has_file "$f.death"
+    local after=$(( $(cat "$f.death" 2>/dev/null || echo 99999999999999) - t ))
+    record "detected_$label" "$([ "$after" -le "$bound" ] && echo 1 || echo 0)" "$case: ${after}ms"
+    record "after_$label" 1 "$after"
+    record "exit76_$label" "$([ "$(bg_rc "$f")" = 76 ] && echo 1 || echo 0)" "$case: rc $(bg_rc "$f") $(head -c 300 "$f.err")"
+  done
+}

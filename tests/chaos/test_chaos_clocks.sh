@@ -21,42 +21,18 @@ check "the shim leaves the server's clock alone at +0 (TIME $t_server vs $(date 
 HOLDERS=4 ROUNDS=5
 BOUND=$(( TTL_MS / 3 + TTL_MS / 4 + 300 ))
 for round in $(seq 1 $ROUNDS); do
-  files=() witnesses=()
-  for i in $(seq 1 $HOLDERS); do
-    wd=$TEST_TMP/w-c$round.$i; mkdir -p "$wd"
-    BG_ENV=(WITNESS_DIR="$wd")
-    bg "$TEST_TMP/c$round.$i" run --ttl "$TTL" --kill-after 0.3s "C$round.$i" -- "$WITNESS" --hold 30 --tag h
-    files+=("$TEST_TMP/c$round.$i")
-  done
-  for i in $(seq 1 $HOLDERS); do
-    if wait_event START h 10 "$TEST_TMP/w-c$round.$i"; then
-      witnesses+=("$EV_PID"); deathwatch "$EV_PID" "$TEST_TMP/c$round.$i.death"
-    else
-      witnesses+=("")
-    fi
-  done
-  sleep_ms "$(rand_ms 0 400)"
+  start_holders "C$round" $HOLDERS
   t=$(ms)
   set_offset "$SERVER_CLOCK" "+$(( 3600 * round ))"
-  done_all() { local f; for f in "${files[@]}"; do bg_done "$f" || return 1; done; }
-  wait_until 10 done_all
+  wait_until 10 holders_done
   jumped=$(( $(rcli TIME | head -n1) - $(date +%s) ))
   record jumped "$([ "$jumped" -ge $(( 3600 * round - 2 )) ] && echo 1 || echo 0)" "round $round: server clock ${jumped}s ahead"
-  for i in $(seq 1 $HOLDERS); do
-    f=$TEST_TMP/c$round.$i
-    [ -n "${witnesses[$((i - 1))]}" ] || { record started 0 "round $round.$i"; continue; }
-    record started 1 "round $round.$i"
-    wait_until 5 has_file "$f.death"
-    after=$(( $(cat "$f.death" 2>/dev/null || echo 99999999999999) - t ))
-    record detected "$([ "$after" -le $BOUND ] && echo 1 || echo 0)" "round $round.$i: ${after}ms"
-    record after_ms 1 "$after"
-    record exit76 "$([ "$(bg_rc "$f")" = 76 ] && echo 1 || echo 0)" "round $round.$i: rc $(bg_rc "$f") $(head -c 300 "$f.err")"
-  done
+  judge_detection clock "$t" $BOUND
 done
 verdict started "every holder's command started"
 verdict jumped "the server's clock jumped an hour further each round"
-verdict detected "server clock +1h: each loss detected and the command stopped within ${BOUND}ms ($(summary after_ms ms))"
-verdict exit76 "server clock +1h: each run exited 76"
+verdict detected_clock "server clock +1h: each loss detected and the command stopped within ${BOUND}ms ($(summary after_clock ms))"
+verdict exit76_clock "server clock +1h: each run exited 76"
 
 # (b) rlock's own clock. A fresh server with an honest clock. The shim needs a
 # dynamically linked rlock (the installed one is static: LD_PRELOAD has no

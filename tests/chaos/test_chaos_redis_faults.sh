@@ -16,28 +16,6 @@ proxy_start
 RELEASE_SHA=$(sha1sum "$RLOCK_SRC/lua/release.lua" | awk '{ print $1 }')
 HOLDERS=4 ROUNDS=2 FAULT_MS=3000 IO=300ms
 
-start_holders() { # start_holders TAG URL: sets H_FILES H_NAMES H_WITNESSES
-  local tag=$1 url=$2 i
-  H_FILES=() H_NAMES=() H_WITNESSES=()
-  for i in $(seq 1 $HOLDERS); do
-    local name=F$tag$i wd=$TEST_TMP/w-$tag$i
-    mkdir -p "$wd"
-    BG_ENV=(WITNESS_DIR="$wd")
-    bg "$TEST_TMP/$tag$i" -u "$url" --io-timeout $IO --connect-timeout $IO run --ttl "$TTL" \
-      --kill-after 0.3s "$name" -- "$WITNESS" --hold 60 --tag h
-    H_FILES+=("$TEST_TMP/$tag$i") H_NAMES+=("$name")
-  done
-  for i in $(seq 1 $HOLDERS); do
-    if wait_event START h 10 "$TEST_TMP/w-$tag$i"; then
-      H_WITNESSES+=("$EV_PID")
-      deathwatch "$EV_PID" "$TEST_TMP/$tag$i.death"
-    else
-      H_WITNESSES+=("")
-    fi
-  done
-  sleep_ms "$(rand_ms 100 400)" # somewhere in a renewal interval
-}
-
 # judge TAG FAULT T_FAULT [bound_ms]: records the verdicts of one round.
 judge() {
   local tag=$1 fault=$2 t_fault=$3 bound=${4:-} i
@@ -68,12 +46,11 @@ judge() {
     wait_until 5 key_gone "$name"
   done
 }
-holders_done() { local f; for f in "${H_FILES[@]}"; do bg_done "$f" || return 1; done; }
 
 for round in $(seq 1 $ROUNDS); do
   # DEBUG SLEEP: the server stops answering anyone, then catches up.
   monitor_start "$TEST_TMP/mon.sleep$round"
-  start_holders s$round "$RLOCK_URL"
+  start_holders s$round $HOLDERS -u "$RLOCK_URL" --io-timeout $IO --connect-timeout $IO
   t=$(ms); rcli DEBUG SLEEP $((FAULT_MS / 1000)) >/dev/null &
   sleeper=$!
   wait_until 15 holders_done; wait "$sleeper"; sleep 0.3; monitor_stop
@@ -81,27 +58,27 @@ for round in $(seq 1 $ROUNDS); do
 
   # SIGSTOP of redis-server.
   monitor_start "$TEST_TMP/mon.stop$round"
-  start_holders t$round "$RLOCK_URL"
+  start_holders t$round $HOLDERS -u "$RLOCK_URL" --io-timeout $IO --connect-timeout $IO
   t=$(ms); kill -STOP "$REDIS_PID"; sleep_ms $FAULT_MS; kill -CONT "$REDIS_PID"
   wait_until 15 holders_done; sleep 0.3; monitor_stop
   judge t$round stop "$t"
 
   # A silent partition: the proxy forwards nothing, sockets stay open.
   monitor_start "$TEST_TMP/mon.silent$round"
-  start_holders p$round "$PROXY_URL"
+  start_holders p$round $HOLDERS -u "$PROXY_URL" --io-timeout $IO --connect-timeout $IO
   t=$(ms); proxy_mode silent; sleep_ms $FAULT_MS; proxy_mode pass
   wait_until 15 holders_done; sleep 0.3; monitor_stop
   judge p$round silent "$t"
 
   # Replies delayed past the lease (requests still arrive and are applied).
   monitor_start "$TEST_TMP/mon.delay$round"
-  start_holders d$round "$PROXY_URL"
+  start_holders d$round $HOLDERS -u "$PROXY_URL" --io-timeout $IO --connect-timeout $IO
   t=$(ms); proxy_mode delay-down 2000; wait_until 15 holders_done; proxy_mode pass
   sleep 0.3; monitor_stop
   judge d$round delay "$t"
 
   # Restarted empty: the next renewal finds the lock gone.
-  start_holders r$round "$RLOCK_URL"
+  start_holders r$round $HOLDERS -u "$RLOCK_URL" --io-timeout $IO --connect-timeout $IO
   t=$(ms); redis_restart_empty 0
   kill "$PROXY_PID" 2>/dev/null; proxy_start # the proxy points at the same port
   wait_until 15 holders_done

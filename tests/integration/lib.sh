@@ -19,6 +19,10 @@ cleanup() {
   for pid in "${_pids[@]}"; do
     kill -9 "$pid" 2>/dev/null
   done
+  # Every redis-server of this test runs in a directory under TEST_TMP.
+  for pid in $(pgrep -x redis-server); do
+    [[ $(readlink "/proc/$pid/cwd" 2>/dev/null) == "$TEST_TMP"/* ]] && kill -9 "$pid" 2>/dev/null
+  done
   wait 2>/dev/null
   rm -rf "$TEST_TMP"
 }
@@ -88,6 +92,15 @@ check() {
 expect_rc() {
   if [ "$RC" = "$1" ]; then pass "$2 (rc $1)"; else fail "$2: expected rc $1, got $RC"; fi
 }
+
+# JSON output: is_json TEXT; jget TEXT PATH (dotted, numbers index arrays).
+is_json() { python3 -c 'import json,sys; json.load(sys.stdin)' <<<"$1" 2>/dev/null; }
+jget() { python3 -c 'import json,sys; d=json.load(sys.stdin)
+for k in sys.argv[1].split("."):
+    d = d[int(k)] if k.isdigit() else d[k]
+print(json.dumps(d) if not isinstance(d,str) else d)' "$2" <<<"$1"; }
+# The last r printed exactly one error line.
+one_err_line() { [[ $ERR == "rlock: "* ]] && [ "$(printf '%s\n' "$ERR" | wc -l)" -eq 1 ]; }
 
 # Monotonic milliseconds.
 now_ms() { python3 -c 'import time; print(int(time.monotonic()*1000))'; }

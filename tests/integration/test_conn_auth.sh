@@ -9,7 +9,6 @@ export RLOCK_URL="redis://$H"
 unset RLOCK_PASSWORD REDISCLI_AUTH
 
 no_secret() { ! grep -qF -e s3cret -e wr0ngpw -e 'alicepw' -e 'bobpw' <<<"$OUT$ERR"; }
-one_err_line() { [[ $ERR == "rlock: "* ]] && [ "$(printf '%s\n' "$ERR" | wc -l)" -eq 1 ]; }
 
 # --- no password / wrong password
 r acquire P

@@ -3,8 +3,6 @@
 . "$(dirname "$0")/lib.sh"
 start_redis --enable-debug-command local
 
-ms() { echo $(( $(date +%s%N) / 1000000 )); }
-one_err_line() { [[ $ERR == "rlock: "* ]] && [ "$(printf '%s\n' "$ERR" | wc -l)" -eq 1 ]; }
 
 # --- nobody listens on the port
 port=$(free_port)

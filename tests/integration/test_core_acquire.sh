@@ -3,12 +3,6 @@
 . "$(dirname "$0")/lib.sh"
 start_redis
 
-is_json() { python3 -c 'import json,sys; json.load(sys.stdin)' <<<"$1" 2>/dev/null; }
-jget() { python3 -c 'import json,sys; d=json.load(sys.stdin)
-for k in sys.argv[1].split("."):
-    d = d[int(k)] if k.isdigit() else d[k]
-print(json.dumps(d) if not isinstance(d,str) else d)' "$2" <<<"$1"; }
-one_err_line() { [[ $ERR == "rlock: "* ]] && [ "$(printf '%s\n' "$ERR" | wc -l)" -eq 1 ]; }
 
 # --- acquire prints an owner token; a second owner is refused
 r acquire L

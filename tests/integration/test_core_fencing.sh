@@ -3,11 +3,6 @@
 . "$(dirname "$0")/lib.sh"
 start_redis
 
-is_json() { python3 -c 'import json,sys; json.load(sys.stdin)' <<<"$1" 2>/dev/null; }
-jget() { python3 -c 'import json,sys; d=json.load(sys.stdin)
-for k in sys.argv[1].split("."):
-    d = d[int(k)] if k.isdigit() else d[k]
-print(json.dumps(d) if not isinstance(d,str) else d)' "$2" <<<"$1"; }
 
 # --- strictly increasing fences across fresh acquisitions; re-entry keeps it
 prev=0; ok=1; fences=""

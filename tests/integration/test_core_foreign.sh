@@ -4,13 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 start_redis
 
-is_json() { python3 -c 'import json,sys; json.load(sys.stdin)' <<<"$1" 2>/dev/null; }
-jget() { python3 -c 'import json,sys; d=json.load(sys.stdin)
-for k in sys.argv[1].split("."):
-    d = d[int(k)] if k.isdigit() else d[k]
-print(json.dumps(d) if not isinstance(d,str) else d)' "$2" <<<"$1"; }
 untouched() { [ "$(rcli TYPE "$1")" = string ] && [ "$(rcli GET "$1")" = x ] && [ "$(rcli PTTL "$1")" -gt 50000 ] && [ "$(rcli PTTL "$1")" -le 60000 ]; }
-one_err_line() { [[ $ERR == "rlock: "* ]] && [ "$(printf '%s\n' "$ERR" | wc -l)" -eq 1 ]; }
 
 rcli SET FK x PX 60000 >/dev/null
 r acquire FK

@@ -3,8 +3,6 @@
 . "$(dirname "$0")/lib.sh"
 start_redis
 
-is_json() { python3 -c 'import json,sys; json.load(sys.stdin)' <<<"$1" 2>/dev/null; }
-one_err_line() { [[ $ERR == "rlock: "* ]] && [ "$(printf '%s\n' "$ERR" | wc -l)" -eq 1 ]; }
 # json_name_is JSON NAME: locks[0].name equals NAME byte for byte
 json_name_is() { python3 -c 'import json,sys,os
 d=json.loads(sys.argv[1]); want=os.fsdecode(os.fsencode(sys.argv[2]))

@@ -3,11 +3,6 @@
 . "$(dirname "$0")/lib.sh"
 start_redis
 
-is_json() { python3 -c 'import json,sys; json.load(sys.stdin)' <<<"$1" 2>/dev/null; }
-jget() { python3 -c 'import json,sys; d=json.load(sys.stdin)
-for k in sys.argv[1].split("."):
-    d = d[int(k)] if k.isdigit() else d[k]
-print(json.dumps(d) if not isinstance(d,str) else d)' "$2" <<<"$1"; }
 names_in() { python3 -c 'import json,sys; print("\n".join(sorted(l["name"] for l in json.loads(sys.argv[1])["locks"])))' "$1"; }
 REDISSON_OWNER=8743c9c0-0795-4907-87fd-6c719a6b4586:1
 

@@ -4,7 +4,6 @@
 . "$(dirname "$0")/lib.sh"
 start_redis
 
-ms() { echo $(( $(date +%s%N) / 1000000 )); }
 numsub() { rcli PUBSUB NUMSUB "redisson_lock__channel:{$1}" | sed -n 2p; }
 has_sub() { [ "$(numsub "$1")" -ge 1 ]; }
 no_sub() { [ "$(numsub "$1")" = 0 ]; }

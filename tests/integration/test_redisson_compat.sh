@@ -5,8 +5,6 @@
 . "$(dirname "$0")/lib.sh"
 start_redis
 
-ms() { echo $(( $(date +%s%N) / 1000000 )); }
-is_json() { python3 -c 'import json,sys; json.load(sys.stdin)' <<<"$1" 2>/dev/null; }
 ROWNER=8743c9c0-0795-4907-87fd-6c719a6b4586:1
 numsub() { rcli PUBSUB NUMSUB "$1" | sed -n 2p; }
 # subscribe CHANNEL FILE: redis-cli SUBSCRIBE in the background, returns when subscribed

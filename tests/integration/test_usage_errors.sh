@@ -3,7 +3,6 @@
 . "$(dirname "$0")/lib.sh"
 start_redis
 
-one_err_line() { [[ $ERR == "rlock: "* ]] && [ "$(printf '%s\n' "$ERR" | wc -l)" -eq 1 ]; }
 # usage DESCRIPTION [--has TEXT]... -- ARGS...: expects 64, one stderr line, nothing on stdout
 usage() {
   local what=$1; shift
