@@ -268,6 +268,6 @@ judge_detection() {
     local after=$(( $(cat "$f.death" 2>/dev/null || echo 99999999999999) - t ))
     record "detected_$label" "$([ "$after" -le "$bound" ] && echo 1 || echo 0)" "$case: ${after}ms"
     record "after_$label" 1 "$after"
-    record "exit76_$label" "$([ "$(bg_rc "$f")" = 76 ] && echo 1 || echo 0)" "$case: rc $(bg_rc "$f") $(head -c 300 "$f.err")"
+    record "exit76_$label" "$([ "$(bg_rc "$f")" = 76 ] && echo 1 || echo 0)" "$case: rc $(bg_rc "$f") $(tr "\n" "|" <"$f.err" | head -c 600)"
   done
 }

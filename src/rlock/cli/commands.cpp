@@ -2,6 +2,7 @@
 #include <rlock/cli/render.hpp>
 #include <rlock/core/errors.hpp>
 #include <rlock/core/log.hpp>
+#include <rlock/core/proc.hpp>
 #include <rlock/core/signals.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/lock/waiter.hpp>
@@ -31,8 +32,7 @@ void print_json(const nlohmann::json& doc) {
 
 // The command line of process `pid`, NULs as spaces, for the holder record.
 std::string process_command(pid_t pid) {
-  std::ifstream in(fmt::format("/proc/{}/cmdline", pid), std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text = read_proc(pid, "cmdline", 8192);
   while (!text.empty() && text.back() == '\0') {
     text.pop_back();
   }

@@ -1,4 +1,5 @@
 #include <rlock/core/errors.hpp>
+#include <rlock/core/proc.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/run/spawn.hpp>
 
@@ -14,7 +15,6 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <fstream>
 #include <map>
 
 namespace rlock::run {
@@ -46,8 +46,7 @@ std::map<pid_t, pid_t> parent_map() {
     if (pid <= 0 || *end != '\0') {
       continue;
     }
-    std::ifstream in(fmt::format("/proc/{}/stat", pid));
-    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string stat = read_proc(static_cast<pid_t>(pid), "stat");
     // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
     auto close = stat.rfind(')');
     if (close == std::string::npos || close + 4 >= stat.size()) {

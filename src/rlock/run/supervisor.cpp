@@ -59,6 +59,13 @@ SignalFd make_run_signals() {
   return SignalFd({SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD, SIGCONT, SIGTTOU});
 }
 
+namespace {
+// The part of supervise() after the child started; supervise() makes sure it
+// cannot leave the child running if it throws.
+int supervise_child(redis::Connection& conn, const RunSpec& spec, TimePoint acquired_at,
+                    SignalFd& signals, pid_t child, bool guarded, bool tty);
+} // namespace
+
 int supervise(redis::Connection& conn, const RunSpec& spec, const lock::AcquireResult& acquired,
               SignalFd& signals) {
   const TimePoint acquired_at = acquired.sent_at;
@@ -74,6 +81,28 @@ int supervise(redis::Connection& conn, const RunSpec& spec, const lock::AcquireR
     release_quietly(conn, spec);
     throw;
   }
+  try {
+    return supervise_child(conn, spec, acquired_at, signals, child, guarded, tty);
+  } catch (...) {
+    // Whatever went wrong, the command must not go on without its lock
+    // (with --on-lost ignore it goes on, as if rlock had died).
+    if (guarded) {
+      signal_tree(child, SIGKILL, -1);
+      while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
+      }
+    }
+    if (tty) {
+      tcsetpgrp(STDIN_FILENO, getpgrp());
+    }
+    release_quietly(conn, spec);
+    throw;
+  }
+}
+
+namespace {
+
+int supervise_child(redis::Connection& conn, const RunSpec& spec, TimePoint acquired_at,
+                    SignalFd& signals, pid_t child, bool guarded, bool tty) {
   Guardian guardian;
   if (guarded) {
     guardian.start(child);
@@ -199,5 +228,7 @@ int supervise(redis::Connection& conn, const RunSpec& spec, const lock::AcquireR
   }
   return exit_status_of(*child_status);
 }
+
+} // namespace
 
 } // namespace rlock::run
