@@ -16,6 +16,7 @@ _failed=0
 
 cleanup() {
   local pid
+  exec 2>/dev/null # no "Killed" notices for the processes stopped below
   for pid in "${_pids[@]}"; do
     kill -9 "$pid" 2>/dev/null
   done
