@@ -1,6 +1,6 @@
 #include <rlock/cli/commands.hpp>
 #include <rlock/cli/render.hpp>
-#include <rlock/core/errors.hpp>
+#include <rlock/redis/errors.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/core/proc.hpp>
 #include <rlock/core/signals.hpp>
@@ -42,11 +42,18 @@ std::string process_command(pid_t pid) {
   return text.size() > 200 ? text.substr(0, 200) + "..." : text;
 }
 
+} // namespace
+
 struct Context {
   const Invocation& inv;
   redis::Connection conn;
-  lock::LockKeys keys; // of names[0] when the command takes one name
+  lock::LockKeys keys;  // of names[0] when the command takes one name
+  std::string label;    // "run \"NAME\" on URL", for messages
 };
+
+namespace {
+
+constexpr Millis k_default_ttl{30'000};
 
 // The terminal display while waiting: one line on stderr, rewritten in place.
 class WaitDisplay {
@@ -111,9 +118,10 @@ lock::AcquireResult acquire_or_busy(Context& ctx, const lock::AcquireRequest& re
   return result;
 }
 
-int cmd_acquire(Context& ctx, const std::string& /*label*/) {
+int cmd_acquire(Context& ctx) {
   const auto& inv = ctx.inv;
-  lock::AcquireRequest request{ctx.keys, inv.owner.empty() ? random_owner_token() : inv.owner, inv.ttl,
+  lock::AcquireRequest request{ctx.keys, inv.owner.empty() ? random_owner_token() : inv.owner,
+                               inv.ttl.value_or(k_default_ttl),
                                lock::HolderInfo{host_name(), getppid(), process_command(getppid())},
                                inv.wait};
   SignalFd signals({SIGINT, SIGTERM, SIGHUP, SIGQUIT});
@@ -143,7 +151,7 @@ int cmd_acquire(Context& ctx, const std::string& /*label*/) {
   return 0;
 }
 
-int cmd_release(Context& ctx, const std::string& /*label*/) {
+int cmd_release(Context& ctx) {
   const auto& inv = ctx.inv;
   auto result = lock::release(ctx.conn, ctx.keys, inv.owner, inv.all, lock::new_op_id());
   if (inv.global.json) {
@@ -158,9 +166,9 @@ int cmd_release(Context& ctx, const std::string& /*label*/) {
   return 0;
 }
 
-int cmd_renew(Context& ctx, const std::string& /*label*/) {
+int cmd_renew(Context& ctx) {
   const auto& inv = ctx.inv;
-  auto result = lock::renew(ctx.conn, ctx.keys, inv.owner, inv.renew_ttl.value_or(Millis(0)));
+  auto result = lock::renew(ctx.conn, ctx.keys, inv.owner, inv.ttl.value_or(Millis(0)));
   if (inv.global.json) {
     print_json({{"name", ctx.keys.name},
                 {"owner", inv.owner},
@@ -173,7 +181,7 @@ int cmd_renew(Context& ctx, const std::string& /*label*/) {
   return 0;
 }
 
-int cmd_status(Context& ctx, const std::string& /*label*/) {
+int cmd_status(Context& ctx) {
   const auto& inv = ctx.inv;
   std::vector<std::string> names = inv.names;
   if (names.empty()) {
@@ -196,7 +204,7 @@ int cmd_status(Context& ctx, const std::string& /*label*/) {
   return inv.names.empty() || all_held ? 0 : static_cast<int>(ExitCode::not_held);
 }
 
-int cmd_force_unlock(Context& ctx, const std::string& /*label*/) {
+int cmd_force_unlock(Context& ctx) {
   auto before = lock::inspect(ctx.conn, {ctx.keys.name});
   auto removed = lock::force_unlock(ctx.conn, ctx.keys);
   if (ctx.inv.global.json) {
@@ -211,7 +219,7 @@ int cmd_force_unlock(Context& ctx, const std::string& /*label*/) {
   return 0;
 }
 
-int cmd_run(Context& ctx, const std::string& label) {
+int cmd_run(Context& ctx) {
   const auto& inv = ctx.inv;
   run::RunSpec spec;
   std::string command;
@@ -221,7 +229,8 @@ int cmd_run(Context& ctx, const std::string& label) {
   if (command.size() > 200) {
     command = command.substr(0, 200) + "...";
   }
-  spec.request = lock::AcquireRequest{ctx.keys, inv.owner.empty() ? random_owner_token() : inv.owner, inv.ttl,
+  spec.request = lock::AcquireRequest{ctx.keys, inv.owner.empty() ? random_owner_token() : inv.owner,
+                                      inv.ttl.value_or(k_default_ttl),
                                       lock::HolderInfo{host_name(), getpid(), command}, inv.wait};
   spec.child_argv = inv.child_argv;
   spec.url = inv.global.urls.front();
@@ -229,23 +238,11 @@ int cmd_run(Context& ctx, const std::string& label) {
   spec.kill_after = inv.kill_after;
   spec.hold_min = inv.hold_min;
   spec.max_hold = inv.max_hold;
-  spec.label = label;
+  spec.label = ctx.label;
   SignalFd signals = run::make_run_signals();
   auto acquired = acquire_or_busy(ctx, spec.request, signals);
   return run::supervise(ctx.conn, spec, acquired, signals);
 }
-
-using Handler = int (*)(Context&, const std::string& label);
-struct Dispatch {
-  Command command;
-  std::string_view verb;
-  Handler handler;
-};
-constexpr Dispatch k_dispatch[] = {
-    {Command::acquire, "acquire", cmd_acquire}, {Command::release, "release", cmd_release},
-    {Command::renew, "renew", cmd_renew},       {Command::status, "status", cmd_status},
-    {Command::force_unlock, "force-unlock", cmd_force_unlock}, {Command::run, "run", cmd_run},
-};
 
 std::string read_password_file(const std::string& path) {
   std::ifstream in(path);
@@ -262,6 +259,38 @@ std::string read_password_file(const std::string& path) {
 
 } // namespace
 
+namespace {
+constexpr Subcommand k_subcommands[] = {
+    {"acquire", "Take a lock (or re-enter it) and print the owner token", cmd_acquire, false, false},
+    {"release", "Release one level of a lock (or all with --all)", cmd_release, true, false},
+    {"renew", "Extend the lease of a lock you hold", cmd_renew, true, false},
+    {"status", "Show who holds locks, since when and for how long", cmd_status, false, false},
+    {"force-unlock", "Remove a lock whoever holds it (clears a dead holder)", cmd_force_unlock, false, false},
+    {"run", "Hold a lock while a command runs: acquire, renew, release", cmd_run, false, true},
+};
+} // namespace
+
+std::span<const Subcommand> subcommands() {
+  return k_subcommands;
+}
+
+const Subcommand* find_subcommand(std::string_view name) {
+  for (const auto& sub : k_subcommands) {
+    if (sub.name == name) {
+      return &sub;
+    }
+  }
+  return nullptr;
+}
+
+std::string subcommand_names() {
+  std::string out;
+  for (const auto& sub : k_subcommands) {
+    out += (out.empty() ? "" : ", ") + std::string(sub.name);
+  }
+  return out;
+}
+
 redis::Endpoint resolve_endpoint(const GlobalOptions& global) {
   auto endpoint = redis::parse_url(global.urls.front());
   if (!endpoint.password) {
@@ -277,19 +306,13 @@ redis::Endpoint resolve_endpoint(const GlobalOptions& global) {
 }
 
 int execute(const Invocation& inv, std::string& context) {
-  const auto* entry = &k_dispatch[0];
-  for (const auto& d : k_dispatch) {
-    if (d.command == inv.command) {
-      entry = &d;
-    }
-  }
   auto endpoint = resolve_endpoint(inv.global);
-  context = inv.names.empty() ? fmt::format("{} on {}", entry->verb, endpoint.display())
-                              : fmt::format("{} {} on {}", entry->verb, quote(inv.names.front()),
+  context = inv.names.empty() ? fmt::format("{} on {}", inv.sub->name, endpoint.display())
+                              : fmt::format("{} {} on {}", inv.sub->name, quote(inv.names.front()),
                                             endpoint.display());
   Context ctx{inv, redis::Connection(endpoint, {inv.global.connect_timeout, inv.global.io_timeout}),
-              inv.names.size() == 1 ? lock::keys_for(inv.names.front()) : lock::LockKeys{}};
-  return entry->handler(ctx, context);
+              inv.names.size() == 1 ? lock::keys_for(inv.names.front()) : lock::LockKeys{}, context};
+  return inv.sub->handler(ctx);
 }
 
 int main(int argc, char** argv) {

@@ -100,8 +100,8 @@ std::unique_ptr<App> make_app() {
                  "Exit code when the lock is busy or the wait ran out (default 75)")
       ->type_name("N");
 
-  for (const auto& info : k_subcommands) {
-    a->subs[std::string(info.name)] = app.add_subcommand(std::string(info.name), std::string(info.summary));
+  for (const auto& sub : subcommands()) {
+    a->subs[std::string(sub.name)] = app.add_subcommand(std::string(sub.name), std::string(sub.summary));
   }
 
   auto* acquire = a->subs["acquire"];
@@ -183,19 +183,11 @@ std::optional<Millis> optional_duration(const std::string& text, std::string_vie
   return parse_duration(text, flag);
 }
 
-Command command_of(const std::string& name) {
-  static const std::map<std::string, Command, std::less<>> k_commands = {
-      {"acquire", Command::acquire}, {"release", Command::release},
-      {"renew", Command::renew},     {"status", Command::status},
-      {"force-unlock", Command::force_unlock}, {"run", Command::run}};
-  return k_commands.at(name);
-}
-
 Invocation convert(const App& a, std::vector<std::string> child_argv, const char* (*env)(const char*)) {
   const Raw& raw = a.raw;
   Invocation inv;
   std::string sub_name = a.app.get_subcommands().front()->get_name();
-  inv.command = command_of(sub_name);
+  inv.sub = find_subcommand(sub_name);
 
   auto& g = inv.global;
   g.urls = redis::choose_urls(raw.urls, env);
@@ -234,27 +226,25 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
       inv.owner = owner;
     }
   }
-  if (inv.command == Command::renew) {
-    inv.renew_ttl = optional_duration(raw.ttl, "--ttl");
-  } else if (!raw.ttl.empty()) {
-    inv.ttl = parse_duration(raw.ttl, "--ttl");
-  }
+  inv.ttl = optional_duration(raw.ttl, "--ttl");
   inv.wait = optional_duration(raw.wait, "--wait");
   inv.all = raw.all;
   inv.match = raw.match;
   if (!inv.match.empty() && !inv.names.empty()) {
     throw UsageError("status: give lock names or --match, not both");
   }
-  inv.on_lost = raw.on_lost == "kill" ? OnLost::kill : raw.on_lost == "ignore" ? OnLost::ignore : OnLost::term;
+  inv.on_lost = raw.on_lost == "kill"     ? run::OnLost::kill
+                : raw.on_lost == "ignore" ? run::OnLost::ignore
+                                          : run::OnLost::term;
   inv.kill_after = parse_duration(raw.kill_after, "--kill-after");
   inv.hold_min = optional_duration(raw.hold_min, "--hold-min");
   inv.max_hold = optional_duration(raw.max_hold, "--max-hold");
 
-  if ((inv.command == Command::release || inv.command == Command::renew) && inv.owner.empty()) {
+  if (inv.sub->needs_owner && inv.owner.empty()) {
     throw UsageError(fmt::format("{}: which owner? give --owner TOKEN (printed by acquire) or set RLOCK_OWNER",
                                  sub_name));
   }
-  if (inv.command == Command::run) {
+  if (inv.sub->takes_command) {
     inv.child_argv = child_argv;
     if (inv.child_argv.empty()) {
       throw UsageError("run: no command given (rlock run NAME -- CMD [ARG...])");
@@ -280,10 +270,8 @@ ParseResult parse(int argc, const char* const* argv, const char* (*env)(const ch
     if (arg == "--") {
       break;
     }
-    auto sub = std::find_if(std::begin(k_subcommands), std::end(k_subcommands),
-                            [&](const SubcommandInfo& info) { return info.name == arg; });
-    if (sub != std::end(k_subcommands)) {
-      is_run = sub->name == "run";
+    if (const auto* sub = find_subcommand(arg)) {
+      is_run = sub->takes_command;
       break;
     }
   }
@@ -326,7 +314,7 @@ ParseResult parse(int argc, const char* const* argv, const char* (*env)(const ch
         }
       }
       what = unknown.empty() ? "no command given" : fmt::format("unknown command '{}'", printable(unknown));
-      what += " (acquire, release, renew, status, force-unlock, run)";
+      what += " (" + subcommand_names() + ")";
     }
     throw UsageError(fmt::format("{} (see rlock --help)", what));
   }

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <rlock/cli/subcommands.hpp>
 #include <rlock/core/duration.hpp>
 #include <rlock/core/log.hpp>
+#include <rlock/run/policy.hpp>
 
 #include <optional>
 #include <string>
@@ -9,24 +11,6 @@
 #include <vector>
 
 namespace rlock::cli {
-
-// The subcommands, in the order help lists them. Help, the completion and man
-// page checks all read this table.
-struct SubcommandInfo {
-  std::string_view name;
-  std::string_view summary;
-};
-inline constexpr SubcommandInfo k_subcommands[] = {
-    {"acquire", "Take a lock (or re-enter it) and print the owner token"},
-    {"release", "Release one level of a lock (or all with --all)"},
-    {"renew", "Extend the lease of a lock you hold"},
-    {"status", "Show who holds locks, since when and for how long"},
-    {"force-unlock", "Remove a lock whoever holds it (clears a dead holder)"},
-    {"run", "Hold a lock while a command runs: acquire, renew, release"},
-};
-
-enum class Command { acquire, release, renew, status, force_unlock, run };
-enum class OnLost { term, kill, ignore };
 
 struct GlobalOptions {
   std::vector<std::string> urls; // as given (flags or environment), never empty
@@ -41,15 +25,14 @@ struct GlobalOptions {
 // Every subcommand's options in one struct; each subcommand reads its own.
 struct Invocation {
   GlobalOptions global;
-  Command command = Command::status;
+  const Subcommand* sub = nullptr;     // never null after parse()
   std::vector<std::string> names;      // NAME (one, except for status)
   std::string owner;                   // --owner / RLOCK_OWNER; "" = none given
-  Millis ttl{30'000};                  // --ttl (acquire, run)
-  std::optional<Millis> renew_ttl;     // --ttl (renew): nullopt = the lock's own lease
+  std::optional<Millis> ttl;           // --ttl; nullopt: 30s (acquire, run), the lock's own (renew)
   std::optional<Millis> wait;          // -w; nullopt = -n (do not wait)
   bool all = false;                    // release --all
   std::string match;                   // status --match
-  OnLost on_lost = OnLost::term;       // run
+  run::OnLost on_lost = run::OnLost::term; // run
   Millis kill_after{10'000};           // run
   std::optional<Millis> hold_min;      // run
   std::optional<Millis> max_hold;      // run

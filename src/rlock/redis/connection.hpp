@@ -2,7 +2,7 @@
 
 #include <rlock/core/clock.hpp>
 #include <rlock/core/duration.hpp>
-#include <rlock/core/errors.hpp>
+#include <rlock/redis/errors.hpp>
 #include <rlock/redis/reply.hpp>
 #include <rlock/redis/url.hpp>
 

@@ -1,4 +1,4 @@
-#include <rlock/core/errors.hpp>
+#include <rlock/redis/errors.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/redis/hiredis.hpp>
 #include <rlock/redis/reply.hpp>

@@ -69,7 +69,7 @@ int supervise_child(redis::Connection& conn, const RunSpec& spec, TimePoint acqu
 int supervise(redis::Connection& conn, const RunSpec& spec, const lock::AcquireResult& acquired,
               SignalFd& signals) {
   const TimePoint acquired_at = acquired.sent_at;
-  const bool guarded = spec.on_lost != cli::OnLost::ignore;
+  const bool guarded = spec.on_lost != OnLost::ignore;
   const bool tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   set_child_env(spec, acquired.fence);
@@ -140,10 +140,10 @@ int supervise_child(redis::Connection& conn, const RunSpec& spec, TimePoint acqu
           lease.lost ? lease.lost_reason
                      : fmt::format("no renewal could be confirmed in time{}",
                                    lease.last_error.empty() ? "" : " (" + lease.last_error + ")");
-      if (spec.on_lost == cli::OnLost::ignore) {
+      if (spec.on_lost == OnLost::ignore) {
         log::warning("{}: lock lost: {}; --on-lost ignore: CMD keeps running unprotected", spec.label, reason);
       } else {
-        bool hard = spec.on_lost == cli::OnLost::kill || now >= lease.kill_at;
+        bool hard = spec.on_lost == OnLost::kill || now >= lease.kill_at;
         fmt::print(stderr, "rlock: {}: lock lost: {}; stopping CMD ({})\n", spec.label, reason,
                    hard ? "SIGKILL" : "SIGTERM");
         // A lease we cannot confirm may still be ours on the server: the child
@@ -155,7 +155,7 @@ int supervise_child(redis::Connection& conn, const RunSpec& spec, TimePoint acqu
       max_held = true;
       fmt::print(stderr, "rlock: {}: held for --max-hold {}; stopping CMD\n", spec.label,
                  format_duration(*spec.max_hold));
-      stop_child(spec.on_lost == cli::OnLost::kill, k_never);
+      stop_child(spec.on_lost == OnLost::kill, k_never);
     }
     if (now >= kill_at) {
       signal_tree(child, SIGKILL, guardian.pid());

@@ -1,9 +1,9 @@
 #pragma once
 
-#include <rlock/cli/options.hpp>
 #include <rlock/core/signals.hpp>
 #include <rlock/lock/waiter.hpp>
 #include <rlock/redis/connection.hpp>
+#include <rlock/run/policy.hpp>
 
 #include <optional>
 #include <string>
@@ -15,7 +15,7 @@ struct RunSpec {
   lock::AcquireRequest request;
   std::vector<std::string> child_argv;
   std::string url; // passed to the child as RLOCK_URL
-  cli::OnLost on_lost = cli::OnLost::term;
+  OnLost on_lost = OnLost::term;
   Millis kill_after{10'000};
   std::optional<Millis> hold_min;
   std::optional<Millis> max_hold;

@@ -1,4 +1,4 @@
-#include <rlock/core/errors.hpp>
+#include <rlock/redis/errors.hpp>
 
 #include <fmt/format.h>
 
