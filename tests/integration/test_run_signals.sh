@@ -46,15 +46,17 @@ check "SIGTERM forwarded: F is free right after rlock exits" test "$gone" = yes
 check "SIGTERM forwarded: the child's sleep 100 is gone" wait_until 1 dead "$sleep_pid"
 
 # --- a forwarded signal reaches a setsid'd grandchild too, and nothing of the
-# tree is left once the child has exited
+# tree is left once the child has exited: the grandchild ignores SIGTERM, so it
+# is named in a warning and SIGKILLed after --kill-after, before the release
 T=$TEST_TMP/f3
-bg "$T" run F -- sh -c 'trap "exit 5" TERM; setsid sh -c "trap \"\" TERM; echo \$\$ >$1.gc.pid; exec sleep 600" & sleep 100 & echo $! >$1.sleep.pid; wait' sh "$T"
+bg "$T" run --kill-after 0.5s F -- sh -c 'trap "exit 5" TERM; setsid sh -c "trap \"\" TERM; echo \$\$ >$1.gc.pid; exec sleep 600" & sleep 100 & echo $! >$1.sleep.pid; wait' sh "$T"
 gc_pid=$(pid_of "$T.gc.pid"); sleep_pid=$(pid_of "$T.sleep.pid")
 sleep 0.1
 kill -TERM "$BG_PID"
 check "rlock exits" wait_until 5 bg_done "$T"
 check "with a setsid grandchild: exit 5 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 5
 check "the TERM-ignoring setsid grandchild is gone after the run" wait_until 1 dead "$gc_pid"
+check "the warning names the leftover sleep and its pid" grep -q "^rlock: warning: .*left sleep (pid $gc_pid)" "$T.err"
 check "the sleep is gone" wait_until 1 dead "$sleep_pid"
 check "F is free" key_gone F
 

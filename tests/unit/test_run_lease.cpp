@@ -1,4 +1,4 @@
-#include <rlock/run/spawn.hpp>
+#include <rlock/run/tree.hpp>
 #include <rlock/run/watchdog.hpp>
 
 #include <doctest/doctest.h>

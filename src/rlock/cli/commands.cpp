@@ -6,6 +6,7 @@
 #include <rlock/core/signals.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/lock/waiter.hpp>
+#include <rlock/redis/url.hpp>
 #include <rlock/run/supervisor.hpp>
 
 #include <fmt/format.h>
@@ -61,13 +62,12 @@ public:
   explicit WaitDisplay(std::string name) : m_name(std::move(name)) {}
   ~WaitDisplay() {
     if (m_shown) {
-      fmt::print(stderr, "\r\033[K");
+      log::write("\r\033[K");
     }
   }
   void operator()(const lock::Holder& holder, Millis wait_left) {
-    fmt::print(stderr, "\r\033[Krlock: waiting for {} ({} to go): {}", quote(m_name),
-               format_duration(wait_left), holder_phrase(holder));
-    std::fflush(stderr);
+    log::write(fmt::format("\r\033[Krlock: waiting for {} ({} to go): {}", quote(m_name),
+                           format_duration(wait_left), holder_phrase(holder)));
     m_shown = true;
   }
 
@@ -233,11 +233,12 @@ int cmd_run(Context& ctx) {
                                       inv.ttl.value_or(k_default_ttl),
                                       lock::HolderInfo{host_name(), getpid(), command}, inv.wait};
   spec.child_argv = inv.child_argv;
-  spec.url = inv.global.urls.front();
+  spec.child_env.emplace_back("RLOCK_URL", redis::without_password(inv.global.urls.front()));
   spec.on_lost = inv.on_lost;
   spec.kill_after = inv.kill_after;
   spec.hold_min = inv.hold_min;
   spec.max_hold = inv.max_hold;
+  spec.wait_descendants = inv.wait_descendants;
   spec.label = ctx.label;
   SignalFd signals = run::make_run_signals();
   auto acquired = acquire_or_busy(ctx, spec.request, signals);
@@ -315,7 +316,12 @@ int execute(const Invocation& inv, std::string& context) {
   return inv.sub->handler(ctx);
 }
 
-int main(int argc, char** argv) {
+namespace {
+
+// At exit, how long to wait for messages a blocked stderr has not taken yet.
+constexpr Millis k_final_flush{1000};
+
+int main_unflushed(int argc, char** argv) {
   std::string context;
   try {
     auto parsed = parse(argc, argv, getenv_wrapper);
@@ -328,15 +334,23 @@ int main(int argc, char** argv) {
   } catch (const Error& e) {
     std::fflush(stdout);
     if (context.empty()) {
-      fmt::print(stderr, "rlock: {}\n", e.what());
+      log::error("{}", e.what());
     } else {
-      fmt::print(stderr, "rlock: {}: {}\n", context, e.what());
+      log::error("{}: {}", context, e.what());
     }
     return static_cast<int>(e.exit_code());
   } catch (const std::exception& e) {
-    fmt::print(stderr, "rlock: {}{}internal error: {}\n", context, context.empty() ? "" : ": ", e.what());
+    log::error("{}{}internal error: {}", context, context.empty() ? "" : ": ", e.what());
     return static_cast<int>(ExitCode::software);
   }
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  int status = main_unflushed(argc, argv);
+  log::flush(k_final_flush);
+  return status;
 }
 
 } // namespace rlock::cli

@@ -36,6 +36,7 @@ struct Invocation {
   Millis kill_after{10'000};           // run
   std::optional<Millis> hold_min;      // run
   std::optional<Millis> max_hold;      // run
+  bool wait_descendants = false;       // run
   std::vector<std::string> child_argv; // run: CMD ARG...
 };
 

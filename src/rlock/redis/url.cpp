@@ -160,6 +160,28 @@ Endpoint parse_url(std::string_view url) {
   throw bad_url(url, fmt::format("unknown scheme '{}' (use redis:// or unix://)", printable(scheme)));
 }
 
+std::string without_password(std::string_view url) {
+  auto scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos) {
+    return std::string(url);
+  }
+  auto start = scheme_end + 3;
+  auto authority_end = url.find_first_of("/?#", start);
+  std::string_view authority = url.substr(start, authority_end == std::string_view::npos ? url.npos : authority_end - start);
+  auto at = authority.rfind('@');
+  if (at == std::string_view::npos) {
+    return std::string(url);
+  }
+  std::string_view userinfo = authority.substr(0, at);
+  std::string_view user = userinfo.substr(0, userinfo.find(':'));
+  std::string out(url.substr(0, start));
+  if (!user.empty()) {
+    out += std::string(user) + "@";
+  }
+  out += url.substr(start + at + 1);
+  return out;
+}
+
 std::vector<std::string> choose_urls(const std::vector<std::string>& flags,
                                      const char* (*env)(const char*)) {
   if (!flags.empty()) {

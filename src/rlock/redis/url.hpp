@@ -31,6 +31,11 @@ inline constexpr std::string_view k_default_url = "redis://127.0.0.1:6379";
 // redis-sentinel://.
 Endpoint parse_url(std::string_view url);
 
+// `url` as the user wrote it, without the password of its userinfo
+// ("redis://u:pw@h/1" -> "redis://u@h/1", "redis://:pw@h" -> "redis://h"): for
+// handing the URL on (to CMD, to a record) without the secret.
+std::string without_password(std::string_view url);
+
 // The URL list to use: the --url flags if any, else RLOCK_URL (comma-separated),
 // else REDIS_URL, else the default. `env` looks a variable up (nullptr = unset).
 std::vector<std::string> choose_urls(const std::vector<std::string>& flags,

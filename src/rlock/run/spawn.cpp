@@ -1,21 +1,27 @@
 #include <rlock/core/errors.hpp>
-#include <rlock/core/proc.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/run/spawn.hpp>
+#include <rlock/run/tree.hpp>
 
 #include <fmt/format.h>
 
-#include <dirent.h>
-#include <sched.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
-#include <map>
+
+extern char** environ;
 
 namespace rlock::run {
 
@@ -23,57 +29,192 @@ namespace {
 
 sighandler_t g_sigpipe_before = SIG_DFL;
 
-// The child starts as rlock itself was started (exec resets caught signals;
-// an ignored one, e.g. SIGINT under `nohup` or `cmd &`, stays ignored, as with
-// flock): undo only what rlock changed, SIGPIPE and the blocked mask.
-void reset_signals() {
-  signal(SIGPIPE, g_sigpipe_before);
+// One message from the guardian to rlock: a pipe write of 8 bytes is atomic.
+struct Report {
+  enum Kind : std::int32_t { started, spawn_failed, stopped, exited, exited_alone, tree_empty };
+  std::int32_t kind;
+  std::int32_t value;
+};
+
+void send_report(int fd, Report::Kind kind, int value) {
+  Report report{kind, static_cast<std::int32_t>(value)};
+  while (::write(fd, &report, sizeof report) < 0 && errno == EINTR) {
+  }
+}
+
+// Where execvp would find `file`, for running a script without "#!" through
+// /bin/sh as execvp does (posix_spawnp answers ENOEXEC instead).
+std::string find_in_path(const std::string& file) {
+  if (file.find('/') != std::string::npos) {
+    return file;
+  }
+  const char* path = std::getenv("PATH");
+  std::string_view rest = path != nullptr ? path : "/bin:/usr/bin";
+  while (true) {
+    auto colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + file;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    if (colon == std::string_view::npos) {
+      return file;
+    }
+    rest = rest.substr(colon + 1);
+  }
+}
+
+// Starts CMD as the guardian's child. Returns 0 and sets `pid`, or an errno.
+int spawn_cmd(const ChildSpec& spec, pid_t& pid) {
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_init(&attr);
+  posix_spawn_file_actions_init(&actions);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setpgroup(&attr, 0);
   sigset_t none;
   sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
+  posix_spawnattr_setsigmask(&attr, &none);
+  // exec resets caught signals; the one disposition rlock changed is SIGPIPE.
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  if (g_sigpipe_before == SIG_DFL) {
+    sigaddset(&defaults, SIGPIPE);
+  }
+  // glibc's posix_spawn leaves its own internal signals (32 and 33: thread
+  // cancellation, setxid) ignored in the child unless they are in this set,
+  // and sigaddset refuses them. sigset_t is a bit array on Linux (signal N
+  // is bit N-1): set them directly, so CMD starts with nothing ignored that
+  // rlock's caller did not ignore (as with flock's execvp).
+  for (int sig = __SIGRTMIN; sig < SIGRTMIN; ++sig) {
+    constexpr int k_bits = 8 * sizeof(unsigned long);
+    reinterpret_cast<unsigned long*>(&defaults)[(sig - 1) / k_bits] |= 1UL << ((sig - 1) % k_bits);
+  }
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  if (spec.take_terminal) {
+    // Done in the child before exec, while glibc keeps every signal blocked
+    // there (so SIGTTOU cannot stop it).
+    posix_spawn_file_actions_addtcsetpgrp_np(&actions, STDIN_FILENO);
+  }
+  std::vector<char*> argv;
+  for (const auto& arg : spec.argv) {
+    argv.push_back(const_cast<char*>(arg.c_str()));
+  }
+  argv.push_back(nullptr);
+  int err = posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), environ);
+  if (err == ENOEXEC) {
+    std::string script = find_in_path(spec.argv.front());
+    std::vector<char*> sh_argv{const_cast<char*>("/bin/sh"), script.data()};
+    sh_argv.insert(sh_argv.end(), argv.begin() + 1, argv.end());
+    err = posix_spawn(&pid, "/bin/sh", &actions, &attr, sh_argv.data(), environ);
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  return err;
 }
 
-// Parent pid of every process, read from /proc/<pid>/stat.
-std::map<pid_t, pid_t> parent_map() {
-  std::map<pid_t, pid_t> parents;
-  DIR* dir = opendir("/proc");
-  if (dir == nullptr) {
-    return parents;
+// Closes every descriptor but those in `keep` (sorted ascending).
+void close_all_but(std::vector<int> keep) {
+  std::sort(keep.begin(), keep.end());
+  unsigned from = 0;
+  for (int fd : keep) {
+    if (static_cast<unsigned>(fd) > from) {
+      close_range(from, static_cast<unsigned>(fd) - 1, 0);
+    }
+    from = static_cast<unsigned>(fd) + 1;
   }
-  while (dirent* entry = readdir(dir)) {
-    char* end = nullptr;
-    long pid = std::strtol(entry->d_name, &end, 10);
-    if (pid <= 0 || *end != '\0') {
-      continue;
-    }
-    std::string stat = read_proc(static_cast<pid_t>(pid), "stat");
-    // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
-    auto close = stat.rfind(')');
-    if (close == std::string::npos || close + 4 >= stat.size()) {
-      continue;
-    }
-    char state = stat[close + 2];
-    if (state == 'Z' || state == 'X') {
-      continue;
-    }
-    parents[static_cast<pid_t>(pid)] = static_cast<pid_t>(std::strtol(stat.c_str() + close + 4, nullptr, 10));
-  }
-  closedir(dir);
-  return parents;
+  close_range(from, ~0U, 0);
 }
 
-std::vector<pid_t> descendants_of(pid_t root, pid_t spare) {
-  auto parents = parent_map();
-  std::vector<pid_t> found{root};
-  for (std::size_t i = 0; i < found.size(); ++i) {
-    for (const auto& [pid, ppid] : parents) {
-      if (ppid == found[i] && pid != spare) {
-        found.push_back(pid);
+// The guardian's whole life, in a forked copy of rlock that had one thread.
+[[noreturn]] void guardian_main(const ChildSpec& spec, int ctl_fd, int report_fd) {
+  prctl(PR_SET_NAME, "rlock-guardian");
+  // Out of every group rlock or CMD is in, so no group signal meant for them
+  // reaches it; deaf to every signal that can be blocked.
+  setpgid(0, 0);
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  sigset_t all;
+  sigfillset(&all);
+  sigprocmask(SIG_SETMASK, &all, nullptr);
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  int sig_fd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+  // Above 0-2 (rlock may have been started with stdin closed), which become
+  // /dev/null below.
+  for (int* fd : {&ctl_fd, &report_fd, &sig_fd}) {
+    if (*fd >= 0 && *fd <= 2) {
+      *fd = fcntl(*fd, F_DUPFD_CLOEXEC, 3);
+    }
+  }
+  if (sig_fd < 0 || ctl_fd < 0 || report_fd < 0) {
+    send_report(report_fd, Report::spawn_failed, errno);
+    _exit(0);
+  }
+
+  pid_t cmd = -1;
+  int err = spawn_cmd(spec, cmd);
+  if (err != 0) {
+    send_report(report_fd, Report::spawn_failed, err);
+    _exit(0);
+  }
+  send_report(report_fd, Report::started, cmd);
+  // Hold nothing of rlock's open (its sockets, the terminal, a pipe someone
+  // waits to see closed): only the two pipes to rlock and the signalfd.
+  int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  for (int fd = 0; fd <= 2 && null_fd >= 0; ++fd) {
+    dup2(null_fd, fd);
+  }
+  close_all_but({0, 1, 2, ctl_fd, report_fd, sig_fd});
+
+  bool cmd_done = false;
+  for (;;) {
+    pollfd fds[2] = {{ctl_fd, POLLIN, 0}, {sig_fd, POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      continue;
+    }
+    if (fds[1].revents != 0) {
+      signalfd_siginfo info;
+      while (::read(sig_fd, &info, sizeof info) > 0) {
+      }
+      int status = 0;
+      int cmd_status = -1;
+      pid_t pid;
+      while ((pid = waitpid(-1, &status, WNOHANG | WUNTRACED)) > 0) {
+        if (pid != cmd) {
+          continue; // an orphan of CMD's tree, reparented to us
+        }
+        if (WIFSTOPPED(status)) {
+          send_report(report_fd, Report::stopped, WSTOPSIG(status));
+        } else {
+          cmd_status = status;
+        }
+      }
+      // A process's children are reparented to us before it can be reaped:
+      // no child left means no process of CMD's tree is left. CMD's end and
+      // whether it left anything behind are said in one report.
+      bool alone = pid < 0 && errno == ECHILD;
+      if (cmd_status >= 0) {
+        send_report(report_fd, alone ? Report::exited_alone : Report::exited, cmd_status);
+        cmd_done = !alone;
+      } else if (alone && cmd_done) {
+        send_report(report_fd, Report::tree_empty, 0);
+        cmd_done = false;
       }
     }
+    if (fds[0].revents != 0) {
+      char byte = 0;
+      ssize_t n = ::read(ctl_fd, &byte, 1);
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n == 0 && spec.kill_if_orphaned) {
+        kill_tree(getpid()); // rlock died: nothing covers CMD's tree any more
+      }
+      _exit(0);
+    }
   }
-  found.erase(found.begin());
-  return found;
 }
 
 } // namespace
@@ -82,154 +223,117 @@ void ignore_sigpipe() {
   g_sigpipe_before = signal(SIGPIPE, SIG_IGN);
 }
 
-pid_t spawn_child(const ChildSpec& spec) {
-  std::vector<char*> argv;
-  for (const auto& arg : spec.argv) {
-    argv.push_back(const_cast<char*>(arg.c_str()));
-  }
-  argv.push_back(nullptr);
-  // vfork: the child borrows rlock's memory until it execs (no page tables to
-  // copy, and rlock resumes only once CMD is running or has failed to start),
-  // as posix_spawn does; posix_spawn itself cannot set PR_SET_PDEATHSIG. The
-  // child only makes system calls and leaves exec's error in exec_errno.
-  volatile int exec_errno = 0;
-  const pid_t parent = getpid();
-  const bool take_terminal = spec.take_terminal;
-  const bool die_with_parent = spec.die_with_parent;
-  char* const* child_argv = argv.data();
-  pid_t pid = vfork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    if (take_terminal) {
-      tcsetpgrp(STDIN_FILENO, getpid()); // SIGTTOU is still blocked here
-    }
-    if (die_with_parent) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != parent) {
-        _exit(128 + SIGKILL);
-      }
-    }
-    reset_signals();
-    execvp(child_argv[0], child_argv);
-    exec_errno = errno;
-    _exit(127);
-  }
-  if (pid < 0) {
-    throw Error(ExitCode::software, fmt::format("fork: {}", std::strerror(errno)));
-  }
-  if (take_terminal) {
-    tcsetpgrp(STDIN_FILENO, pid);
-  }
-  if (int err = exec_errno; err != 0) {
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    bool missing = err == ENOENT || err == ENOTDIR;
-    throw Error(missing ? ExitCode::not_found : ExitCode::cannot_execute,
-                fmt::format("{}: {}", printable(spec.argv.front()),
-                            missing ? "command not found" : std::strerror(err)));
-  }
-  return pid;
-}
-
-int exit_status_of(int wait_status) {
-  if (WIFEXITED(wait_status)) {
-    return WEXITSTATUS(wait_status);
-  }
-  if (WIFSIGNALED(wait_status)) {
-    return 128 + WTERMSIG(wait_status);
-  }
-  return static_cast<int>(ExitCode::software);
-}
-
-void signal_tree(pid_t pgid, int sig, pid_t spare) {
-  killpg(pgid, sig);
-  for (pid_t pid : descendants_of(getpid(), spare)) {
-    kill(pid, sig);
-  }
-}
-
-bool tree_alive(pid_t pgid, pid_t spare) {
-  if (killpg(pgid, 0) == 0) {
-    // The group may hold only zombies (our child, not reaped yet): look closer.
-    for (const auto& [pid, ppid] : parent_map()) {
-      if (getpgid(pid) == pgid) {
-        return true;
-      }
-    }
-  }
-  return !descendants_of(getpid(), spare).empty();
-}
-
 Guardian::~Guardian() {
   disarm();
 }
 
-namespace {
-
-// The guardian's whole life. It runs in rlock's memory (see Guardian::start)
-// on a stack of its own, so it makes system calls only: none of them fails
-// in a way that would write errno (which it shares with rlock's main thread)
-// except close_range on kernels older than 5.9.
-int guardian_main(void* arg) {
-  const auto watch = *static_cast<const Guardian::Watch*>(arg);
-  // Out of every group rlock or the child is in, so no group signal for them
-  // reaches it; deaf to every signal that can be blocked.
-  setpgid(0, 0);
-  sigset_t all;
-  sigfillset(&all);
-  sigprocmask(SIG_SETMASK, &all, nullptr);
-  // Hold nothing of rlock's open (sockets, the terminal) but the pipe.
-  if (watch.read_fd > 0) {
-    close_range(0, static_cast<unsigned>(watch.read_fd - 1), 0);
-  }
-  close_range(static_cast<unsigned>(watch.read_fd + 1), ~0U, 0);
-  char byte = 0;
-  if (::read(watch.read_fd, &byte, 1) != 1) {
-    killpg(watch.pgid, SIGKILL); // rlock died: nothing covers the command any more
-  }
-  _exit(0);
-}
-
-} // namespace
-
-void Guardian::start(pid_t pgid) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) {
+void Guardian::start(const ChildSpec& spec) {
+  int ctl[2];
+  int report[2];
+  if (pipe2(ctl, O_CLOEXEC) != 0) {
     throw Error(ExitCode::software, fmt::format("pipe: {}", std::strerror(errno)));
   }
-  // A process of its own (it must outlive rlock) that shares rlock's memory
-  // instead of copying it, as posix_spawn's helper does: starting it costs a
-  // few microseconds instead of a fork. Without CLONE_FILES its descriptor
-  // table is its own, so closing rlock's descriptors there closes nothing here.
-  constexpr std::size_t k_stack = 64 * 1024;
-  m_stack = std::make_unique<char[]>(k_stack);
-  m_watch = {fds[0], pgid};
-  pid_t pid = clone(guardian_main, m_stack.get() + k_stack, CLONE_VM | SIGCHLD, &m_watch);
-  if (pid < 0) {
+  if (pipe2(report, O_CLOEXEC) != 0) {
     int err = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw Error(ExitCode::software, fmt::format("clone: {}", std::strerror(err)));
+    ::close(ctl[0]);
+    ::close(ctl[1]);
+    throw Error(ExitCode::software, fmt::format("pipe: {}", std::strerror(err)));
   }
-  ::close(fds[0]);
+  // fork, not vfork or clone(CLONE_VM): the guardian outlives rlock and runs
+  // ordinary code. rlock has a single thread here (the renewal thread starts
+  // later), so the copy is in a consistent state.
+  pid_t pid = fork();
+  if (pid == 0) {
+    ::close(ctl[1]);
+    ::close(report[0]);
+    guardian_main(spec, ctl[0], report[1]);
+  }
+  int fork_errno = errno;
+  ::close(ctl[0]);
+  ::close(report[1]);
+  if (pid < 0) {
+    ::close(ctl[1]);
+    ::close(report[0]);
+    throw Error(ExitCode::software, fmt::format("fork: {}", std::strerror(fork_errno)));
+  }
   m_pid = pid;
-  m_fd = fds[1];
+  m_ctl = ctl[1];
+  m_report = report[0];
+
+  Report first{};
+  ssize_t n;
+  while ((n = ::read(m_report, &first, sizeof first)) < 0 && errno == EINTR) {
+  }
+  if (n == sizeof first && first.kind == Report::started) {
+    m_child = first.value;
+    fcntl(m_report, F_SETFL, fcntl(m_report, F_GETFL) | O_NONBLOCK);
+    return;
+  }
+  disarm();
+  if (n != sizeof first) {
+    throw Error(ExitCode::software, "the guardian process died before starting the command");
+  }
+  int err = first.value;
+  bool missing = err == ENOENT || err == ENOTDIR;
+  throw Error(missing ? ExitCode::not_found : ExitCode::cannot_execute,
+              fmt::format("{}: {}", printable(spec.argv.front()), missing ? "command not found" : std::strerror(err)));
+}
+
+std::vector<ChildEvent> Guardian::read_events() {
+  std::vector<ChildEvent> events;
+  if (m_report < 0 || m_gone) {
+    return events;
+  }
+  for (;;) {
+    Report report{};
+    ssize_t n = ::read(m_report, &report, sizeof report);
+    if (n == sizeof report) {
+      switch (report.kind) {
+      case Report::stopped:
+        events.push_back({ChildEvent::Kind::stopped, report.value});
+        break;
+      case Report::exited:
+        events.push_back({ChildEvent::Kind::exited, report.value});
+        break;
+      case Report::exited_alone:
+        events.push_back({ChildEvent::Kind::exited, report.value});
+        events.push_back({ChildEvent::Kind::tree_empty, 0});
+        break;
+      case Report::tree_empty:
+        events.push_back({ChildEvent::Kind::tree_empty, 0});
+        break;
+      default:
+        break;
+      }
+      continue;
+    }
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n == 0) {
+      m_gone = true;
+      events.push_back({ChildEvent::Kind::guardian_gone, 0});
+    }
+    return events;
+  }
 }
 
 void Guardian::disarm() noexcept {
-  if (m_fd >= 0) {
-    char byte = 1;
-    ssize_t ignored = ::write(m_fd, &byte, 1);
+  if (m_ctl >= 0) {
+    char byte = 'x';
+    ssize_t ignored = ::write(m_ctl, &byte, 1);
     (void)ignored;
-    ::close(m_fd);
-    m_fd = -1;
+    ::close(m_ctl);
+    m_ctl = -1;
   }
   if (m_pid > 0) {
-    int status = 0;
-    while (waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
+    while (waitpid(m_pid, nullptr, 0) < 0 && errno == EINTR) {
     }
     m_pid = -1;
+  }
+  if (m_report >= 0) {
+    ::close(m_report);
+    m_report = -1;
   }
 }
 

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <memory>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -9,34 +8,35 @@ namespace rlock::run {
 
 struct ChildSpec {
   std::vector<std::string> argv; // searched in PATH
-  bool die_with_parent = true;   // PR_SET_PDEATHSIG(SIGKILL)
-  bool take_terminal = false;    // make the child's group the terminal's foreground
+  bool take_terminal = false;    // make CMD's group the terminal's foreground
+  bool kill_if_orphaned = true;  // when rlock dies, the guardian kills CMD's tree
 };
 
 // rlock ignores SIGPIPE while it supervises (a closed stderr must not kill
-// it); the child gets back the disposition rlock was started with.
+// it); CMD gets back the disposition rlock was started with.
 void ignore_sigpipe();
 
-// Starts CMD in a process group of its own (pgid = pid) with an empty signal
-// mask and the signal dispositions rlock was started with (an ignored SIGINT
-// stays ignored, as with flock). Returns the pid, or throws Error with exit
-// code 127 (not found) or 126 (cannot execute) when exec fails.
-pid_t spawn_child(const ChildSpec& spec);
+// What the guardian reports about CMD (see Guardian).
+struct ChildEvent {
+  enum class Kind {
+    stopped,       // CMD was stopped (Ctrl-Z); value: the signal
+    exited,        // CMD ended; value: its waitpid status
+    tree_empty,    // after CMD ended: no process of its tree is left
+    guardian_gone, // the guardian died (someone killed it): CMD is unwatched
+  };
+  Kind kind;
+  int value = 0;
+};
 
-// The exit status rlock passes on for a waitpid status: the exit code, or
-// 128+N for death by signal N (as flock(1) does).
-int exit_status_of(int wait_status);
-
-// Sends `sig` to the child's process group and to every other descendant of
-// this process (rlock is a child subreaper, so descendants that left the group
-// with setsid are still found), except `spare` (the guardian).
-void signal_tree(pid_t pgid, int sig, pid_t spare);
-
-// True when any process of the child's tree is still alive (zombies excluded).
-bool tree_alive(pid_t pgid, pid_t spare);
-
-// A watcher process that SIGKILLs the child's process group if rlock dies
-// without disarming it (rlock killed with SIGKILL). Blocks every signal it can.
+// The guardian: a process between rlock and CMD that makes every descendant
+// of CMD stay within reach. rlock forks it (while rlock has one thread); it
+// makes itself a child subreaper, so CMD's orphans (double forks, setsid) are
+// reparented to it and never escape; it starts CMD with posix_spawn in a
+// process group of its own (pgid = pid) with an empty signal mask and the
+// signal dispositions rlock was started with (an ignored SIGINT stays ignored,
+// as with flock); it reaps CMD and reports its status, and reports when the
+// last process of CMD's tree is gone. If rlock dies (SIGKILL), the pipe from
+// rlock reads EOF and the guardian SIGKILLs the whole tree before exiting.
 class Guardian {
 public:
   Guardian() = default;
@@ -44,23 +44,27 @@ public:
   Guardian(const Guardian&) = delete;
   Guardian& operator=(const Guardian&) = delete;
 
-  // Starts the guardian for the child's process group `pgid`.
-  void start(pid_t pgid);
-  // Tells the guardian all is well and waits for it to exit. Never throws.
-  void disarm() noexcept;
+  // Starts the guardian and CMD; returns once CMD runs. Throws Error with exit
+  // code 127 (not found) or 126 (cannot execute) when CMD cannot be started,
+  // or 70 when the guardian cannot be.
+  void start(const ChildSpec& spec);
   pid_t pid() const { return m_pid; }
-
-  // What the guardian process reads: set before it starts, never changed.
-  struct Watch {
-    int read_fd;
-    pid_t pgid;
-  };
+  // CMD's pid, which is also its process group.
+  pid_t child() const { return m_child; }
+  // Readable when read_events() has something to return.
+  int event_fd() const { return m_report; }
+  // What the guardian reported since the last call. Never blocks.
+  std::vector<ChildEvent> read_events();
+  // Tells the guardian to exit (without touching CMD's tree) and reaps it.
+  // Never throws.
+  void disarm() noexcept;
 
 private:
   pid_t m_pid = -1;
-  int m_fd = -1;
-  Watch m_watch{-1, -1};
-  std::unique_ptr<char[]> m_stack;
+  pid_t m_child = -1;
+  int m_ctl = -1;    // rlock -> guardian: a byte to disarm; EOF when rlock died
+  int m_report = -1; // guardian -> rlock: reports
+  bool m_gone = false;
 };
 
 } // namespace rlock::run

@@ -3,16 +3,15 @@
 #include <rlock/core/text.hpp>
 #include <rlock/run/spawn.hpp>
 #include <rlock/run/supervisor.hpp>
+#include <rlock/run/tree.hpp>
 #include <rlock/run/watchdog.hpp>
 
 #include <fmt/format.h>
 
 #include <poll.h>
 #include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <csignal>
 
 namespace rlock::run {
@@ -28,16 +27,11 @@ void release_quietly(redis::Connection& conn, const RunSpec& spec) noexcept {
   }
 }
 
-// --hold-min: let the lock expire at acquisition + DUR instead of releasing
-// it now. Returns false when there is nothing left to hold (release instead).
-bool hold_until(redis::Connection& conn, const RunSpec& spec, TimePoint acquired_at) noexcept {
-  auto left = std::chrono::ceil<Millis>(acquired_at + *spec.hold_min - Clock::now());
-  if (left <= Millis(0)) {
-    return false;
-  }
+// --hold-min: let the lock expire `left` from now instead of releasing it.
+// Returns false when the lock is not ours any more (release instead).
+bool hold_quietly(redis::Connection& conn, const RunSpec& spec, Millis left) noexcept {
   try {
-    auto result = lock::renew(conn, spec.request.keys, spec.request.owner, left);
-    return result.check == lock::OwnerCheck::ok;
+    return lock::renew(conn, spec.request.keys, spec.request.owner, left).check == lock::OwnerCheck::ok;
   } catch (const std::exception& e) {
     log::warning("{}: could not keep the lock for --hold-min: {}", spec.label, e.what());
     return true; // it stays until its current lease ends; releasing would fail alike
@@ -48,187 +42,186 @@ void set_child_env(const RunSpec& spec, long long fence) {
   setenv("RLOCK_NAME", spec.request.keys.name.c_str(), 1);
   setenv("RLOCK_OWNER", spec.request.owner.c_str(), 1);
   setenv("RLOCK_FENCE", std::to_string(fence).c_str(), 1);
-  setenv("RLOCK_URL", spec.url.c_str(), 1);
+  for (const auto& [name, value] : spec.child_env) {
+    setenv(name.c_str(), value.c_str(), 1);
+  }
+}
+
+const char* signal_name(int sig) {
+  return sig == SIGKILL ? "SIGKILL" : "SIGTERM";
+}
+
+// What a stop that began at this step says, once the signal is on its way.
+void report(const RunSpec& spec, const StopPlan::Step& step, const LeaseState& lease,
+            const std::vector<Process>& signalled) {
+  auto loss = [&](StopPlan::Why why) {
+    return why == StopPlan::Why::lost ? lease.lost_reason
+                                      : fmt::format("no renewal could be confirmed in time{}",
+                                                    lease.last_error.empty() ? "" : " (" + lease.last_error + ")");
+  };
+  if (step.loss_ignored != StopPlan::Why::none) {
+    log::warning("{}: lock lost: {}; --on-lost ignore: CMD keeps running unprotected", spec.label,
+                 loss(step.loss_ignored));
+  }
+  switch (step.why) {
+  case StopPlan::Why::lost:
+  case StopPlan::Why::unconfirmed:
+    log::error("{}: lock lost: {}; stopping CMD ({})", spec.label, loss(step.why), signal_name(step.signal));
+    break;
+  case StopPlan::Why::max_hold:
+    log::error("{}: held for --max-hold {}; stopping CMD ({})", spec.label, format_duration(*spec.max_hold),
+               signal_name(step.signal));
+    break;
+  case StopPlan::Why::leftovers:
+    log::warning("{}: CMD exited but left {} running; stopping {} (SIGTERM, SIGKILL after {}) before "
+                 "releasing the lock (--wait-descendants waits for them instead)",
+                 spec.label, signalled.empty() ? std::string("processes") : describe(signalled),
+                 signalled.size() == 1 ? "it" : "them", format_duration(spec.kill_after));
+    break;
+  case StopPlan::Why::none:
+    break;
+  }
+}
+
+// The part of supervise() after CMD started; supervise() makes sure it cannot
+// leave CMD's tree running without its lock if it throws.
+int supervise_child(redis::Connection& conn, const RunSpec& spec, TimePoint acquired_at, SignalFd& signals,
+                    Guardian& guardian, bool tty) {
+  const pid_t cmd = guardian.child();
+  Watchdog dog(conn.endpoint(), conn.timeouts(), spec.request.keys, spec.request.owner, spec.request.lease,
+               spec.kill_after, acquired_at);
+  StopPlan::Config config;
+  config.on_lost = spec.on_lost;
+  config.kill_after = spec.kill_after;
+  config.first_renewal = dog.first_renewal();
+  if (spec.max_hold) {
+    config.max_hold_at = acquired_at + *spec.max_hold;
+  }
+  if (spec.hold_min) {
+    config.hold_until = acquired_at + *spec.hold_min;
+  }
+  config.wait_descendants = spec.wait_descendants;
+  StopPlan plan(config);
+
+  bool cmd_exited = false;
+  bool tree_empty = false;
+  int cmd_status = 0;
+  for (;;) {
+    LeaseState lease = dog.state();
+    auto step = plan.step(Clock::now(), {lease.stop_at, lease.kill_at, lease.lost}, dog.started(), cmd_exited,
+                          tree_empty);
+    if (step.finished) {
+      break;
+    }
+    if (step.start_renewals) {
+      dog.start();
+    }
+    // Stop first, log after: nothing about stopping CMD waits on output.
+    std::vector<Process> signalled;
+    if (step.signal != 0) {
+      signalled = signal_tree(guardian.pid(), cmd, step.signal);
+      if (step.signal == SIGTERM) {
+        signal_tree(guardian.pid(), cmd, SIGCONT); // a stopped process acts on SIGTERM only once continued
+      }
+    }
+    report(spec, step, lease, signalled);
+
+    pollfd fds[3] = {{signals.fd(), POLLIN, 0}, {dog.event_fd(), POLLIN, 0}, {guardian.event_fd(), POLLIN, 0}};
+    ::poll(fds, 3, step.wake == TimePoint::max() ? -1 : poll_timeout_ms(step.wake));
+
+    while (int sig = signals.take()) {
+      if (sig == SIGCHLD || sig == SIGTTOU) {
+        continue; // the guardian reports CMD's end; it is the only child of ours
+      }
+      if (sig == SIGCONT) {
+        // We were stopped along with a suspended CMD and are continued ("fg"):
+        // give the terminal back and wake CMD.
+        if (tty) {
+          tcsetpgrp(STDIN_FILENO, cmd);
+        }
+        killpg(cmd, SIGCONT);
+        continue;
+      }
+      signal_tree(guardian.pid(), cmd, sig);
+    }
+    const bool was_exited = cmd_exited;
+    for (const auto& event : guardian.read_events()) {
+      switch (event.kind) {
+      case ChildEvent::Kind::exited:
+        cmd_exited = true;
+        cmd_status = event.value;
+        break;
+      case ChildEvent::Kind::tree_empty:
+        tree_empty = true;
+        break;
+      case ChildEvent::Kind::stopped:
+        if (tty) {
+          // Ctrl-Z at the terminal stopped CMD: stop ourselves too so the
+          // shell sees the job as suspended (as sudo does).
+          tcsetpgrp(STDIN_FILENO, getpgrp());
+          kill(getpid(), SIGSTOP);
+        }
+        break;
+      case ChildEvent::Kind::guardian_gone:
+        throw Error(ExitCode::software, "the guardian process of CMD died (was it killed?); stopping CMD");
+      }
+    }
+    if (cmd_exited && !was_exited && !tree_empty && spec.wait_descendants) {
+      log::info("{}: CMD exited; holding the lock until what it left running ends (--wait-descendants): {}",
+                spec.label, describe(descendants(guardian.pid())));
+    }
+  }
+
+  dog.stop();
+  if (tty) {
+    tcsetpgrp(STDIN_FILENO, getpgrp());
+  }
+  auto hold = plan.hold_for(Clock::now());
+  if (!hold || !hold_quietly(conn, spec, *hold)) {
+    release_quietly(conn, spec);
+  }
+  guardian.disarm();
+  return plan.exit_status(exit_status_of(cmd_status));
 }
 
 } // namespace
 
 SignalFd make_run_signals() {
   ignore_sigpipe();
-  // SIGTTOU: handing the terminal to the child's group and back must not stop us.
+  // SIGTTOU: handing the terminal to CMD's group and back must not stop us.
   return SignalFd({SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD, SIGCONT, SIGTTOU});
 }
 
-namespace {
-// The part of supervise() after the child started; supervise() makes sure it
-// cannot leave the child running if it throws.
-int supervise_child(redis::Connection& conn, const RunSpec& spec, TimePoint acquired_at,
-                    SignalFd& signals, pid_t child, bool guarded, bool tty);
-} // namespace
-
 int supervise(redis::Connection& conn, const RunSpec& spec, const lock::AcquireResult& acquired,
               SignalFd& signals) {
-  const TimePoint acquired_at = acquired.sent_at;
   const bool guarded = spec.on_lost != OnLost::ignore;
   const bool tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+  // If the guardian is killed, CMD's orphans come to us instead of init.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   set_child_env(spec, acquired.fence);
 
-  pid_t child = -1;
+  Guardian guardian;
   try {
-    child = spawn_child({spec.child_argv, guarded, tty});
+    guardian.start({spec.child_argv, tty, guarded});
   } catch (const Error&) {
     release_quietly(conn, spec);
     throw;
   }
   try {
-    return supervise_child(conn, spec, acquired_at, signals, child, guarded, tty);
+    return supervise_child(conn, spec, acquired.sent_at, signals, guardian, tty);
   } catch (...) {
-    // Whatever went wrong, the command must not go on without its lock
-    // (with --on-lost ignore it goes on, as if rlock had died).
+    // Whatever went wrong, CMD's tree must not go on without its lock (with
+    // --on-lost ignore it goes on, as if rlock had died).
     if (guarded) {
-      signal_tree(child, SIGKILL, -1);
-      while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
-      }
+      kill_tree(getpid());
     }
     if (tty) {
       tcsetpgrp(STDIN_FILENO, getpgrp());
     }
     release_quietly(conn, spec);
+    guardian.disarm();
     throw;
   }
 }
-
-namespace {
-
-int supervise_child(redis::Connection& conn, const RunSpec& spec, TimePoint acquired_at,
-                    SignalFd& signals, pid_t child, bool guarded, bool tty) {
-  Guardian guardian;
-  if (guarded) {
-    guardian.start(child);
-  }
-  Watchdog dog(conn.endpoint(), conn.timeouts(), spec.request.keys, spec.request.owner, spec.request.lease,
-               spec.kill_after, acquired_at);
-
-  std::optional<int> child_status;
-  bool lost = false;       // the lock was lost (or could not be confirmed)
-  bool max_held = false;   // --max-hold ran out
-  bool forwarded = false;  // we passed a signal on to the child
-  constexpr TimePoint k_never = TimePoint::max();
-  TimePoint kill_at = k_never; // SIGKILL escalation
-  const TimePoint max_hold_at = spec.max_hold ? acquired_at + *spec.max_hold : k_never;
-
-  auto stop_child = [&](bool hard, TimePoint latest_kill) {
-    if (hard) {
-      signal_tree(child, SIGKILL, guardian.pid());
-      kill_at = k_never;
-    } else {
-      signal_tree(child, SIGTERM, guardian.pid());
-      kill_at = std::min(Clock::now() + spec.kill_after, latest_kill);
-    }
-  };
-
-  while (!child_status) {
-    LeaseState lease = dog.state();
-    TimePoint now = Clock::now();
-    if (!dog.started() && now >= dog.first_renewal()) {
-      dog.start();
-    }
-    if (!lost && (lease.lost || now >= lease.stop_at)) {
-      lost = true;
-      std::string reason =
-          lease.lost ? lease.lost_reason
-                     : fmt::format("no renewal could be confirmed in time{}",
-                                   lease.last_error.empty() ? "" : " (" + lease.last_error + ")");
-      if (spec.on_lost == OnLost::ignore) {
-        log::warning("{}: lock lost: {}; --on-lost ignore: CMD keeps running unprotected", spec.label, reason);
-      } else {
-        bool hard = spec.on_lost == OnLost::kill || now >= lease.kill_at;
-        fmt::print(stderr, "rlock: {}: lock lost: {}; stopping CMD ({})\n", spec.label, reason,
-                   hard ? "SIGKILL" : "SIGTERM");
-        // A lease we cannot confirm may still be ours on the server: the child
-        // must be dead by the time it could expire there.
-        stop_child(hard, lease.lost ? k_never : lease.kill_at);
-      }
-    }
-    if (!lost && !max_held && now >= max_hold_at) {
-      max_held = true;
-      fmt::print(stderr, "rlock: {}: held for --max-hold {}; stopping CMD\n", spec.label,
-                 format_duration(*spec.max_hold));
-      stop_child(spec.on_lost == OnLost::kill, k_never);
-    }
-    if (now >= kill_at) {
-      signal_tree(child, SIGKILL, guardian.pid());
-      kill_at = k_never;
-    }
-
-    TimePoint wake = std::min(kill_at, max_held ? k_never : max_hold_at);
-    if (!lost) {
-      wake = std::min(wake, lease.stop_at);
-    }
-    if (!dog.started()) {
-      wake = std::min(wake, dog.first_renewal());
-    }
-    pollfd fds[2] = {{signals.fd(), POLLIN, 0}, {dog.event_fd(), POLLIN, 0}};
-    ::poll(fds, 2, wake == k_never ? -1 : poll_timeout_ms(wake));
-
-    while (int sig = signals.take()) {
-      if (sig == SIGCHLD || sig == SIGTTOU) {
-        continue; // reaped below
-      }
-      if (sig == SIGCONT) {
-        // We were stopped along with a suspended child and are continued
-        // ("fg"): give the terminal back and wake the child.
-        if (tty) {
-          tcsetpgrp(STDIN_FILENO, child);
-        }
-        killpg(child, SIGCONT);
-        continue;
-      }
-      forwarded = true;
-      signal_tree(child, sig, guardian.pid());
-    }
-    int status = 0;
-    pid_t pid;
-    while ((pid = waitpid(-1, &status, WNOHANG | WUNTRACED)) > 0) {
-      if (pid != child) {
-        continue; // an orphaned descendant (we are its subreaper)
-      }
-      if (WIFSTOPPED(status)) {
-        if (tty) {
-          // Ctrl-Z at the terminal stopped the child: stop ourselves too so the
-          // shell sees the job as suspended (as sudo does).
-          tcsetpgrp(STDIN_FILENO, getpgrp());
-          kill(getpid(), SIGSTOP);
-        }
-        continue;
-      }
-      child_status = status;
-    }
-  }
-
-  if ((lost && guarded) || max_held || forwarded) {
-    // Stopping CMD means its whole tree: nothing it started may go on.
-    if (tree_alive(child, guardian.pid())) {
-      signal_tree(child, SIGKILL, guardian.pid());
-    }
-  }
-  while (waitpid(-1, nullptr, WNOHANG) > 0) {
-  }
-  dog.stop();
-  if (tty) {
-    tcsetpgrp(STDIN_FILENO, getpgrp());
-  }
-  if (!(spec.hold_min && !lost && !max_held && hold_until(conn, spec, acquired_at))) {
-    release_quietly(conn, spec);
-  }
-  guardian.disarm();
-  if ((lost && guarded) || max_held) {
-    return static_cast<int>(ExitCode::lost);
-  }
-  return exit_status_of(*child_status);
-}
-
-} // namespace
 
 } // namespace rlock::run

@@ -14,11 +14,14 @@ namespace rlock::run {
 struct RunSpec {
   lock::AcquireRequest request;
   std::vector<std::string> child_argv;
-  std::string url; // passed to the child as RLOCK_URL
+  // Set in CMD's environment besides RLOCK_NAME, RLOCK_OWNER and RLOCK_FENCE:
+  // RLOCK_URL (never with a password) and, when given, RLOCK_PASSWORD_FILE.
+  std::vector<std::pair<std::string, std::string>> child_env;
   OnLost on_lost = OnLost::term;
   Millis kill_after{10'000};
   std::optional<Millis> hold_min;
   std::optional<Millis> max_hold;
+  bool wait_descendants = false;
   std::string label; // "run \"NAME\" on URL", for messages
 };
 
@@ -28,7 +31,8 @@ SignalFd make_run_signals();
 
 // `rlock run` once the lock is held (`acquired`): runs the child under the lock
 // with a renewing watchdog, forwards signals, stops the child's whole tree when
-// the lock is lost or cannot be confirmed, releases (or keeps it for
+// the lock is lost or cannot be confirmed, stops what CMD left running (or
+// waits for it with --wait-descendants), releases (or keeps it for
 // --hold-min), and returns the exit status: the child's, or 76 when the lock
 // was lost. Throws rlock::Error (126/127) when the child cannot be started,
 // after releasing the lock.

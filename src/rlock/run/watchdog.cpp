@@ -101,12 +101,18 @@ void Watchdog::loop() {
     if (!error.empty()) {
       // Keep trying, faster than the interval, until the supervisor's
       // deadline; it decides when the lease can no longer be trusted.
-      if (m_state.last_error.empty()) {
-        log::warning("cannot renew {} on {}: {}; retrying", quote(m_keys.name), m_conn.describe(), error);
-      }
+      bool first = m_state.last_error.empty();
       m_state.last_error = error;
       backoff = std::clamp(backoff * 2, Millis(100), std::max(Millis(100), interval / 2));
       next = now + backoff;
+      if (first) {
+        lock.unlock(); // never write to stderr while holding what the supervisor reads
+        log::warning("cannot renew {} on {}: {}; retrying", quote(m_keys.name), m_conn.describe(), error);
+        lock.lock();
+        if (m_stop) {
+          return;
+        }
+      }
       continue;
     }
     if (result.check != lock::OwnerCheck::ok) {
@@ -119,15 +125,21 @@ void Watchdog::loop() {
       notify();
       return;
     }
-    if (!m_state.last_error.empty()) {
-      log::info("renewing {} again", quote(m_keys.name));
-      m_state.last_error.clear();
-    }
+    bool recovered = !m_state.last_error.empty();
+    m_state.last_error.clear();
     backoff = Millis(0);
     m_clock.confirmed(sent, now);
     m_state.stop_at = m_clock.stop_at();
     m_state.kill_at = m_clock.kill_at();
     next = sent + interval;
+    if (recovered) {
+      lock.unlock();
+      log::info("renewing {} again", quote(m_keys.name));
+      lock.lock();
+      if (m_stop) {
+        return;
+      }
+    }
   }
 }
 

@@ -1,0 +1,110 @@
+#include <rlock/run/policy.hpp>
+
+#include <algorithm>
+#include <csignal>
+
+namespace rlock::run {
+
+namespace {
+
+constexpr TimePoint k_never = TimePoint::max();
+// After a SIGKILL, the tree is looked at again this often until it is gone: a
+// process may have forked between the look at /proc and the kill.
+constexpr Millis k_rekill_every{100};
+
+} // namespace
+
+StopPlan::StopPlan(const Config& config) : m_config(config) {}
+
+void StopPlan::stop(Step& step, TimePoint now, int signal, Why why, TimePoint latest_kill) {
+  m_stopping = true;
+  if (step.why == Why::none) {
+    step.why = why;
+  }
+  if (signal == SIGKILL) {
+    step.signal = SIGKILL;
+    m_kill_at = k_never;
+    m_next_rekill = now + k_rekill_every;
+    return;
+  }
+  if (m_next_rekill != k_never) {
+    return; // already killing
+  }
+  if (step.signal == 0) {
+    step.signal = SIGTERM;
+  }
+  m_kill_at = std::min({m_kill_at, now + m_config.kill_after, latest_kill});
+}
+
+StopPlan::Step StopPlan::step(TimePoint now, const LeaseView& lease, bool renewing, bool cmd_exited,
+                              bool tree_empty) {
+  Step step;
+  if (cmd_exited && tree_empty) {
+    step.finished = true;
+    return step;
+  }
+  if (!renewing && now >= m_config.first_renewal) {
+    step.start_renewals = true;
+    renewing = true;
+  }
+  if (!m_lost && (lease.lost || now >= lease.stop_at)) {
+    m_lost = true;
+    Why why = lease.lost ? Why::lost : Why::unconfirmed;
+    if (m_config.on_lost == OnLost::ignore) {
+      step.loss_ignored = why;
+    } else {
+      // A lease we cannot confirm may still be ours on the server: CMD must be
+      // dead by the time it could expire there.
+      bool hard = m_config.on_lost == OnLost::kill || now >= lease.kill_at;
+      stop(step, now, hard ? SIGKILL : SIGTERM, why, lease.lost ? k_never : lease.kill_at);
+    }
+  }
+  if (!m_stopping && !m_max_held && m_config.max_hold_at && now >= *m_config.max_hold_at) {
+    m_max_held = true;
+    stop(step, now, m_config.on_lost == OnLost::kill ? SIGKILL : SIGTERM, Why::max_hold, k_never);
+  }
+  if (cmd_exited && !m_stopping && !m_config.wait_descendants) {
+    // The lock is never released while something CMD started still runs.
+    stop(step, now, SIGTERM, Why::leftovers, k_never);
+  }
+  if (now >= m_kill_at) {
+    step.signal = SIGKILL;
+    m_kill_at = k_never;
+    m_next_rekill = now + k_rekill_every;
+  } else if (now >= m_next_rekill) {
+    step.signal = SIGKILL;
+    m_next_rekill = now + k_rekill_every;
+  }
+
+  step.wake = std::min(m_kill_at, m_next_rekill);
+  if (!m_lost) {
+    step.wake = std::min(step.wake, lease.stop_at);
+  }
+  if (!m_stopping && !m_max_held && m_config.max_hold_at) {
+    step.wake = std::min(step.wake, *m_config.max_hold_at);
+  }
+  if (!renewing) {
+    step.wake = std::min(step.wake, m_config.first_renewal);
+  }
+  return step;
+}
+
+int StopPlan::exit_status(int cmd_status) const {
+  if ((m_lost && m_config.on_lost != OnLost::ignore) || m_max_held) {
+    return 76;
+  }
+  return cmd_status;
+}
+
+std::optional<Millis> StopPlan::hold_for(TimePoint now) const {
+  if (!m_config.hold_until || m_lost || m_max_held) {
+    return std::nullopt;
+  }
+  auto left = std::chrono::ceil<Millis>(*m_config.hold_until - now);
+  if (left <= Millis(0)) {
+    return std::nullopt;
+  }
+  return left;
+}
+
+} // namespace rlock::run
