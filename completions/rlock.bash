@@ -77,7 +77,7 @@ _rlock() {
     renew) opts="--owner --ttl --json -h --help" ;;
     status) opts="--match --json -h --help" ;;
     force-unlock) opts="--json -h --help" ;;
-    run) opts="--ttl -w --wait -n --no-wait --on-lost --kill-after --hold-min --max-hold -h --help --" ;;
+    run) opts="--ttl -w --wait -n --no-wait --on-lost --kill-after --hold-min --max-hold --wait-descendants -h --help --" ;;
     *) return ;;
   esac
   if [ -z "$sub" ] || [[ $cur == -* ]]; then

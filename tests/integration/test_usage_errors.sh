@@ -40,7 +40,6 @@ usage "--io-timeout empty" --has --io-timeout -- --io-timeout '' acquire X
 usage "--ttl 1.2.3" --has 1.2.3 -- acquire X --ttl 1.2.3
 usage "--ttl 5 hours" --has 5hours -- acquire X --ttl 5hours
 usage "-w 1x" --has 1x -- acquire X -w 1x
-usage "-w 0" -- acquire X -w 0
 usage "--wait -5s" --has -5s -- acquire X --wait=-5s
 usage "-w with -n" -- acquire X -w 1s -n
 usage "-n with -w (other order)" -- acquire X -n -w 1s

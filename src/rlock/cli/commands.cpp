@@ -1,5 +1,6 @@
 #include <rlock/cli/commands.hpp>
 #include <rlock/cli/render.hpp>
+#include <rlock/cli/secrets.hpp>
 #include <rlock/redis/errors.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/core/proc.hpp>
@@ -31,6 +32,15 @@ void print_json(const nlohmann::json& doc) {
   fmt::print("{}\n", doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
+// `path` made absolute (for a child that may change directory).
+std::string absolute_path(const std::string& path) {
+  if (path.starts_with('/')) {
+    return path;
+  }
+  char cwd[4096];
+  return getcwd(cwd, sizeof cwd) != nullptr ? std::string(cwd) + "/" + path : path;
+}
+
 // The command line of process `pid`, NULs as spaces, for the holder record.
 std::string process_command(pid_t pid) {
   std::string text = read_proc(pid, "cmdline", 8192);
@@ -40,6 +50,7 @@ std::string process_command(pid_t pid) {
   for (auto& c : text) {
     c = c == '\0' ? ' ' : c;
   }
+  text = redact_command_line(text);
   return text.size() > 200 ? text.substr(0, 200) + "..." : text;
 }
 
@@ -226,6 +237,7 @@ int cmd_run(Context& ctx) {
   for (const auto& arg : inv.child_argv) {
     command += (command.empty() ? "" : " ") + arg;
   }
+  command = redact_command_line(command);
   if (command.size() > 200) {
     command = command.substr(0, 200) + "...";
   }
@@ -233,7 +245,13 @@ int cmd_run(Context& ctx) {
                                       inv.ttl.value_or(k_default_ttl),
                                       lock::HolderInfo{host_name(), getpid(), command}, inv.wait};
   spec.child_argv = inv.child_argv;
+  // CMD gets no password from rlock: the URL without it, and the password
+  // file's name, so a nested `rlock run` logs in as this one did (a password
+  // the user put in RLOCK_PASSWORD or REDISCLI_AUTH is passed on as it is).
   spec.child_env.emplace_back("RLOCK_URL", redis::without_password(inv.global.urls.front()));
+  if (inv.global.password_file) {
+    spec.child_env.emplace_back("RLOCK_PASSWORD_FILE", absolute_path(*inv.global.password_file));
+  }
   spec.on_lost = inv.on_lost;
   spec.kill_after = inv.kill_after;
   spec.hold_min = inv.hold_min;
@@ -243,19 +261,6 @@ int cmd_run(Context& ctx) {
   SignalFd signals = run::make_run_signals();
   auto acquired = acquire_or_busy(ctx, spec.request, signals);
   return run::supervise(ctx.conn, spec, acquired, signals);
-}
-
-std::string read_password_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    throw UsageError(fmt::format("--password-file: cannot read {}: {}", printable(path), std::strerror(errno)));
-  }
-  std::string line;
-  std::getline(in, line);
-  while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) {
-    line.pop_back();
-  }
-  return line;
 }
 
 } // namespace
@@ -292,20 +297,6 @@ std::string subcommand_names() {
   return out;
 }
 
-redis::Endpoint resolve_endpoint(const GlobalOptions& global) {
-  auto endpoint = redis::parse_url(global.urls.front());
-  if (!endpoint.password) {
-    if (global.password_file) {
-      endpoint.password = read_password_file(*global.password_file);
-    } else if (const char* pw = std::getenv("RLOCK_PASSWORD"); pw != nullptr && *pw != '\0') {
-      endpoint.password = pw;
-    } else if (const char* cli_pw = std::getenv("REDISCLI_AUTH"); cli_pw != nullptr && *cli_pw != '\0') {
-      endpoint.password = cli_pw;
-    }
-  }
-  return endpoint;
-}
-
 int execute(const Invocation& inv, std::string& context) {
   auto endpoint = resolve_endpoint(inv.global);
   context = inv.names.empty() ? fmt::format("{} on {}", inv.sub->name, endpoint.display())
@@ -325,6 +316,7 @@ int main_unflushed(int argc, char** argv) {
   std::string context;
   try {
     auto parsed = parse(argc, argv, getenv_wrapper);
+    scrub_argv(argc, argv); // parsed: the password is in rlock's memory now
     if (!parsed.invocation) {
       fmt::print("{}", parsed.output);
       return parsed.exit_code;

@@ -12,10 +12,6 @@ namespace rlock::cli {
 // caller can print one line "rlock: <context>: <error>".
 int execute(const Invocation& inv, std::string& context);
 
-// The endpoint of the invocation's first URL with the password filled in from
-// the URL, --password-file, RLOCK_PASSWORD or REDISCLI_AUTH, in that order.
-redis::Endpoint resolve_endpoint(const GlobalOptions& global);
-
 // The whole program: parse argv, execute, turn errors into one line on stderr
 // and an exit status.
 int main(int argc, char** argv);

@@ -38,7 +38,12 @@ struct Raw {
   std::string kill_after = "10s";
   std::string hold_min;
   std::string max_hold;
+  bool wait_descendants = false;
 };
+
+// The shortest lease `run` accepts: renewals every TTL/3 must fit round trips
+// and scheduling delays with room to spare.
+constexpr Millis k_min_run_ttl{500};
 
 const char* k_footer =
     "Durations: 500ms, 30s, 5m, 2h, 1h30m, 1d, or seconds (0.5).\n"
@@ -147,6 +152,8 @@ std::unique_ptr<App> make_app() {
       ->type_name("DUR");
   run->add_option("--max-hold", raw.max_hold, "Stop CMD as for a lost lock after holding DUR")
       ->type_name("DUR");
+  run->add_flag("--wait-descendants", raw.wait_descendants,
+                "When CMD exits, keep the lock until what it left running ends (default: stop them)");
   run->footer(std::string("Then: -- CMD [ARG...]  the command to run under the lock (searched in PATH),\n"
                           "with RLOCK_NAME, RLOCK_OWNER, RLOCK_FENCE and RLOCK_URL in its environment.\n"
                           "rlock exits with CMD's status.\n\n") +
@@ -203,6 +210,8 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   }
   if (!raw.password_file.empty()) {
     g.password_file = raw.password_file;
+  } else if (const char* file = env("RLOCK_PASSWORD_FILE"); file != nullptr && *file != '\0') {
+    g.password_file = file;
   }
   g.connect_timeout = parse_duration(raw.connect_timeout, "--connect-timeout");
   g.io_timeout = parse_duration(raw.io_timeout, "--io-timeout");
@@ -227,7 +236,10 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
     }
   }
   inv.ttl = optional_duration(raw.ttl, "--ttl");
-  inv.wait = optional_duration(raw.wait, "--wait");
+  // -w 0 tries once, as flock -w 0 does.
+  if (!raw.wait.empty() && parse_duration(raw.wait, "--wait", true) > Millis(0)) {
+    inv.wait = parse_duration(raw.wait, "--wait");
+  }
   inv.all = raw.all;
   inv.match = raw.match;
   if (!inv.match.empty() && !inv.names.empty()) {
@@ -239,6 +251,7 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   inv.kill_after = parse_duration(raw.kill_after, "--kill-after");
   inv.hold_min = optional_duration(raw.hold_min, "--hold-min");
   inv.max_hold = optional_duration(raw.max_hold, "--max-hold");
+  inv.wait_descendants = raw.wait_descendants;
 
   if (inv.sub->needs_owner && inv.owner.empty()) {
     throw UsageError(fmt::format("{}: which owner? give --owner TOKEN (printed by acquire) or set RLOCK_OWNER",
@@ -252,37 +265,94 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
     if (inv.max_hold && inv.hold_min && *inv.hold_min > *inv.max_hold) {
       throw UsageError("run: --hold-min is longer than --max-hold");
     }
+    if (inv.ttl && *inv.ttl < k_min_run_ttl) {
+      throw UsageError(fmt::format("--ttl: {} is too short for run: a lease under {} cannot be renewed reliably",
+                                   format_duration(*inv.ttl), format_duration(k_min_run_ttl)));
+    }
   }
   return inv;
 }
 
 } // namespace
 
-ParseResult parse(int argc, const char* const* argv, const char* (*env)(const char*)) {
-  // `run NAME [OPTIONS] -- CMD [ARG...]`: everything after the first "--" is
-  // the command, never parsed as rlock's flags (as flock(1) does).
-  // Other subcommands keep "--" as the end of options (`release -- -name`).
-  int parsed_argc = argc;
-  std::vector<std::string> child_argv;
-  bool is_run = false;
+namespace {
+
+// Where the words of argv are, read the way CLI11 will read them (an option
+// that takes a value consumes the next word unless written --opt=value).
+struct ArgvShape {
+  int subcommand = 0;       // index of the first positional word (0: none)
+  int separator = 0;        // run: index of the "--" that starts CMD (0: none)
+  bool name_before = false; // a positional word (NAME) precedes the first "--"
+  int stray_option = 0;     // index of an unknown option before the subcommand
+};
+
+ArgvShape shape_of(const App& a, int argc, const char* const* argv) {
+  ArgvShape shape;
+  const CLI::App* level = &a.app;
+  int first = 0;  // the first "--" after the subcommand
+  int second = 0; // the one after it
   for (int i = 1; i < argc; ++i) {
     std::string_view arg(argv[i]);
     if (arg == "--") {
+      if (shape.subcommand == 0 || shape.name_before || first != 0) {
+        second = first != 0 ? i : 0;
+        first = first != 0 ? first : i;
+        break;
+      }
+      first = i;
+      continue;
+    }
+    if (first != 0) {
+      continue; // NAME after "--": only a second "--" matters now
+    }
+    if (arg.size() > 1 && arg.front() == '-') {
+      std::string name(arg.substr(0, arg.find('=')));
+      const CLI::Option* opt = level->get_option_no_throw(name);
+      if (opt == nullptr && level != &a.app) {
+        opt = a.app.get_option_no_throw(name);
+      }
+      if (opt == nullptr && level == &a.app && name != "-h" && name != "--help") {
+        shape.stray_option = i; // its value, if any, would pass for the subcommand
+        break;
+      }
+      bool attached = arg.find('=') != std::string_view::npos || (!arg.starts_with("--") && arg.size() > 2);
+      if (opt != nullptr && opt->get_expected_min() > 0 && !attached) {
+        ++i; // its value
+      }
+      continue;
+    }
+    if (shape.subcommand != 0) {
+      shape.name_before = true;
+      continue;
+    }
+    shape.subcommand = i;
+    auto it = a.subs.find(arg);
+    if (it == a.subs.end()) {
       break;
     }
-    if (const auto* sub = find_subcommand(arg)) {
-      is_run = sub->takes_command;
-      break;
-    }
+    level = it->second;
   }
-  for (int i = 1; is_run && i < argc; ++i) {
-    if (std::string_view(argv[i]) == "--") {
-      parsed_argc = i;
-      child_argv.assign(argv + i + 1, argv + argc);
-      break;
-    }
-  }
+  shape.separator = shape.name_before || second == 0 ? first : second;
+  return shape;
+}
+
+} // namespace
+
+ParseResult parse(int argc, const char* const* argv, const char* (*env)(const char*)) {
+  // `run NAME [OPTIONS] -- CMD [ARG...]`: everything after the "--" is the
+  // command, never parsed as rlock's flags (as flock(1) does). A NAME that
+  // starts with '-' comes after a "--" of its own: `run -- -x -- CMD`.
+  // Other subcommands keep "--" as the end of options (`release -- -name`).
   auto a = make_app();
+  const ArgvShape shape = shape_of(*a, argc, argv);
+  const auto* sub = shape.subcommand != 0 ? find_subcommand(argv[shape.subcommand]) : nullptr;
+  const bool is_run = sub != nullptr && sub->takes_command;
+  int parsed_argc = argc;
+  std::vector<std::string> child_argv;
+  if (is_run && shape.separator != 0) {
+    parsed_argc = shape.separator;
+    child_argv.assign(argv + shape.separator + 1, argv + argc);
+  }
   ParseResult result;
   const bool has_separator = parsed_argc != argc;
   try {
@@ -290,8 +360,8 @@ ParseResult parse(int argc, const char* const* argv, const char* (*env)(const ch
     reject_empty_values(a->app);
   } catch (const CLI::CallForHelp&) {
     const CLI::App* target = &a->app;
-    for (const auto* sub : a->app.get_subcommands()) {
-      target = sub;
+    for (const auto* chosen : a->app.get_subcommands()) {
+      target = chosen;
     }
     result.output = target->help();
     return result;
@@ -306,15 +376,16 @@ ParseResult parse(int argc, const char* const* argv, const char* (*env)(const ch
     if (is_run && !has_separator) {
       throw UsageError("run: put the command after '--' (rlock run NAME [OPTIONS] -- CMD [ARG...])");
     }
-    if (what.find("A subcommand is required") != std::string::npos || argc <= 1) {
-      std::string unknown;
-      for (int i = 1; i < argc && unknown.empty(); ++i) {
-        if (argv[i][0] != '-') {
-          unknown = argv[i];
-        }
-      }
-      what = unknown.empty() ? "no command given" : fmt::format("unknown command '{}'", printable(unknown));
+    if (sub == nullptr && shape.stray_option != 0) {
+      what = fmt::format("'{}' is not a global option (a subcommand's options go after it, e.g. "
+                         "rlock acquire NAME -w 30s)",
+                         printable(argv[shape.stray_option]));
+    } else if (sub == nullptr) {
+      what = shape.subcommand == 0 ? std::string("no command given")
+                                   : fmt::format("unknown command '{}'", printable(argv[shape.subcommand]));
       what += " (" + subcommand_names() + ")";
+    } else {
+      what = fmt::format("{}: {}", sub->name, what);
     }
     throw UsageError(fmt::format("{} (see rlock --help)", what));
   }

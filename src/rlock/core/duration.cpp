@@ -33,7 +33,7 @@ double unit_ms(std::string_view unit) {
 
 } // namespace
 
-Millis parse_duration(std::string_view text, std::string_view flag) {
+Millis parse_duration(std::string_view text, std::string_view flag, bool allow_zero) {
   auto fail = [&](std::string_view why) {
     return UsageError(fmt::format("{}: {} duration '{}' (use e.g. 500ms, 30s, 5m, 1h30m, 1d)",
                                   flag, why, printable(text)));
@@ -47,6 +47,7 @@ Millis parse_duration(std::string_view text, std::string_view flag) {
   double total = 0;
   std::size_t pos = 0;
   bool bare_number = true;
+  double last_factor = 0; // the previous unit's size: each must be smaller
   while (pos < text.size()) {
     std::size_t start = pos;
     bool seen_dot = false;
@@ -75,12 +76,19 @@ Millis parse_duration(std::string_view text, std::string_view flag) {
     if (factor < 0) {
       throw fail("bad");
     }
+    if (last_factor != 0 && factor >= last_factor) {
+      throw fail(factor == last_factor ? "repeated unit in" : "units out of order in"); // "30s30s", "5s1m"
+    }
+    last_factor = factor;
     total += std::strtod(number.c_str(), nullptr) * factor;
     if (total > k_max_ms) {
       throw fail("too long (over 365d)");
     }
   }
   double rounded = std::round(total);
+  if (total == 0 && allow_zero) {
+    return Millis(0);
+  }
   if (rounded < 1) {
     throw fail(total == 0 ? "zero" : "too short (under 1ms)");
   }

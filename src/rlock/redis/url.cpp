@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
 namespace rlock::redis {
@@ -120,6 +121,9 @@ Endpoint parse_tcp(std::string_view rest, std::string_view url) {
   if (ep.host.empty()) {
     throw bad_url(url, "missing host");
   }
+  if (authority.find(',') != std::string_view::npos) {
+    throw bad_url(url, "one URL names one server; several masters (Redlock) are not supported yet");
+  }
   if (!port_text.empty() || authority.ends_with(':')) {
     ep.port = parse_int(port_text, 1, 65535);
     if (ep.port < 0) {
@@ -160,26 +164,34 @@ Endpoint parse_url(std::string_view url) {
   throw bad_url(url, fmt::format("unknown scheme '{}' (use redis:// or unix://)", printable(scheme)));
 }
 
-std::string without_password(std::string_view url) {
+std::optional<std::pair<std::size_t, std::size_t>> password_span(std::string_view url) {
   auto scheme_end = url.find("://");
   if (scheme_end == std::string_view::npos) {
-    return std::string(url);
+    return std::nullopt;
   }
   auto start = scheme_end + 3;
-  auto authority_end = url.find_first_of("/?#", start);
-  std::string_view authority = url.substr(start, authority_end == std::string_view::npos ? url.npos : authority_end - start);
-  auto at = authority.rfind('@');
+  auto end = std::min(url.size(), url.find_first_of("/?# ", start));
+  auto at = url.substr(start, end - start).rfind('@');
   if (at == std::string_view::npos) {
+    return std::nullopt;
+  }
+  auto colon = url.substr(start, at).find(':');
+  if (colon == std::string_view::npos) {
+    return std::nullopt;
+  }
+  return std::pair{start + colon + 1, at - colon - 1};
+}
+
+std::string without_password(std::string_view url) {
+  auto span = password_span(url);
+  if (!span) {
     return std::string(url);
   }
-  std::string_view userinfo = authority.substr(0, at);
-  std::string_view user = userinfo.substr(0, userinfo.find(':'));
-  std::string out(url.substr(0, start));
-  if (!user.empty()) {
-    out += std::string(user) + "@";
-  }
-  out += url.substr(start + at + 1);
-  return out;
+  // Drop ":PW", and the "@" too when no user is left.
+  std::string out(url.substr(0, span->first - 1));
+  bool no_user = out.ends_with("://");
+  std::size_t rest = span->first + span->second + (no_user ? 1 : 0);
+  return out + std::string(url.substr(rest));
 }
 
 std::vector<std::string> choose_urls(const std::vector<std::string>& flags,

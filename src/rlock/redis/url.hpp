@@ -1,6 +1,7 @@
 #pragma once
 
 #include <optional>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,10 @@ inline constexpr std::string_view k_default_url = "redis://127.0.0.1:6379";
 // for a malformed URL, and a "not supported yet" UsageError for rediss:// and
 // redis-sentinel://.
 Endpoint parse_url(std::string_view url);
+
+// Where the password of a URL's userinfo is in `text` ("redis://u:PW@h"):
+// offset and length, or nothing when it has none.
+std::optional<std::pair<std::size_t, std::size_t>> password_span(std::string_view url);
 
 // `url` as the user wrote it, without the password of its userinfo
 // ("redis://u:pw@h/1" -> "redis://u@h/1", "redis://:pw@h" -> "redis://h"): for

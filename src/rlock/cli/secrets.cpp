@@ -1,0 +1,124 @@
+#include <rlock/cli/secrets.hpp>
+#include <rlock/core/errors.hpp>
+#include <rlock/core/text.hpp>
+
+#include <fmt/format.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace rlock::cli {
+
+namespace {
+
+// The first line of a password file. A directory, an unreadable or an empty
+// file is a usage error: sending an empty AUTH would only fail later, less
+// clearly.
+std::string read_password_file(const std::string& path) {
+  auto fail = [&](std::string_view why) {
+    return UsageError(fmt::format("--password-file: {}: {}", printable(path), why));
+  };
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    throw fail(fmt::format("cannot read it: {}", std::strerror(errno)));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw fail("is a directory; give the file that holds the password");
+  }
+  std::string text;
+  char buf[512];
+  ssize_t n;
+  while (text.find('\n') == std::string::npos && text.size() < 64 * 1024 &&
+         ((n = ::read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))) {
+    if (n > 0) {
+      text.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  ::close(fd);
+  text = text.substr(0, text.find('\n'));
+  if (!text.empty() && text.back() == '\r') {
+    text.pop_back();
+  }
+  if (text.empty()) {
+    throw fail("is empty; its first line must be the password");
+  }
+  return text;
+}
+
+bool mentions_secret(std::string_view name) {
+  std::string upper(name);
+  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+  for (std::string_view word : {"PASS", "AUTH", "SECRET", "TOKEN"}) {
+    if (upper.find(word) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string redact_word(std::string_view word, bool after_password_flag) {
+  if (after_password_flag) {
+    return "***";
+  }
+  std::string out(word);
+  if (auto span = redis::password_span(out)) {
+    out.replace(span->first, span->second, "***");
+  }
+  auto eq = out.find('=');
+  if (eq != std::string::npos && eq > 0 && out.find("://") > eq && mentions_secret(out.substr(0, eq))) {
+    out = out.substr(0, eq + 1) + "***";
+  }
+  return out;
+}
+
+} // namespace
+
+redis::Endpoint resolve_endpoint(const GlobalOptions& global) {
+  auto endpoint = redis::parse_url(global.urls.front());
+  if (!endpoint.password) {
+    if (global.password_file) {
+      endpoint.password = read_password_file(*global.password_file);
+    } else if (const char* pw = std::getenv("RLOCK_PASSWORD"); pw != nullptr && *pw != '\0') {
+      endpoint.password = pw;
+    } else if (const char* cli_pw = std::getenv("REDISCLI_AUTH"); cli_pw != nullptr && *cli_pw != '\0') {
+      endpoint.password = cli_pw;
+    }
+  }
+  return endpoint;
+}
+
+std::string redact_command_line(std::string_view command) {
+  std::string out;
+  bool after_flag = false;
+  std::size_t pos = 0;
+  while (pos <= command.size()) {
+    auto space = std::min(command.find(' ', pos), command.size());
+    std::string_view word = command.substr(pos, space - pos);
+    out += redact_word(word, after_flag && !word.empty());
+    after_flag = word == "-a" || word == "--pass" || word == "--password" || word == "--auth";
+    if (space < command.size()) {
+      out += ' ';
+    }
+    pos = space + 1;
+  }
+  return out;
+}
+
+void scrub_argv(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (auto span = redis::password_span(argv[i])) {
+      std::memset(argv[i] + span->first, '*', span->second);
+    }
+  }
+}
+
+} // namespace rlock::cli

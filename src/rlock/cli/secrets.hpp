@@ -1,0 +1,27 @@
+#pragma once
+
+#include <rlock/cli/options.hpp>
+#include <rlock/redis/url.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace rlock::cli {
+
+// The endpoint of the invocation's first URL with the password filled in from
+// the URL, --password-file / RLOCK_PASSWORD_FILE, RLOCK_PASSWORD or
+// REDISCLI_AUTH, in that order. Throws UsageError (64) for a password file
+// that cannot be read, is a directory or is empty.
+redis::Endpoint resolve_endpoint(const GlobalOptions& global);
+
+// A command line made fit to be recorded where any Redis client can read it:
+// the password of every URL ("redis://u:***@h"), the value of NAME=VALUE words
+// whose NAME mentions PASS, AUTH, SECRET or TOKEN, and the word after -a,
+// --pass, --password or --auth (redis-cli and friends) become "***".
+std::string redact_command_line(std::string_view command);
+
+// Overwrites, in rlock's own argv, the password of every URL with '*', so
+// that `ps` and /proc/PID/cmdline stop showing it once rlock has started.
+void scrub_argv(int argc, char** argv);
+
+} // namespace rlock::cli
