@@ -11,12 +11,23 @@ unset RLOCK_PASSWORD REDISCLI_AUTH
 no_secret() { ! grep -qF -e s3cret -e wr0ngpw -e 'alicepw' -e 'bobpw' <<<"$OUT$ERR"; }
 
 # --- no password / wrong password
+# says_password_required: the last error says NOAUTH, that a password is required
+# and how to give one; never Redis 7's "unauthenticated multibulk length", which
+# it sends instead of NOAUTH for a command of more than 10 arguments (EVALSHA).
+says_password_required() {
+  grep -qF NOAUTH <<<"$ERR" && grep -qF 'requires a password' <<<"$ERR" &&
+    grep -qF -- --password-file <<<"$ERR" && grep -qF RLOCK_PASSWORD <<<"$ERR" &&
+    ! grep -qi multibulk <<<"$ERR"
+}
 r acquire P
 expect_rc 77 "no password: NOAUTH"
 check "no password: one error line naming the endpoint" bash -c '[[ $1 == "rlock: "* ]] && grep -qF "$2" <<<"$1"' _ "$ERR" "$H"
+check "no password, acquire (Redis 7: multibulk refusal): says a password is required and how to give one" says_password_required
+check "no password, acquire: one error line" one_err_line
 echo "  $ERR"
 r status
 expect_rc 77 "status without password"
+check "no password, status (plain NOAUTH): says a password is required and how to give one" says_password_required
 r release P --owner o
 expect_rc 77 "release without password"
 r renew P --owner o
@@ -25,8 +36,10 @@ r force-unlock P
 expect_rc 77 "force-unlock without password"
 r acquire P -w 2s
 expect_rc 77 "acquire -w 2s without password"
+check "no password, acquire -w: says a password is required" says_password_required
 RLOCK_PASSWORD=wr0ngpw r -v acquire P
 expect_rc 77 "wrong password (RLOCK_PASSWORD)"
+check "a wrong password is not reported as a missing one" bash -c '! grep -qF "requires a password" <<<"$1"' _ "$ERR"
 check "wrong password not shown (with -v)" no_secret
 r -u "redis://:wr0ngpw@$H" -v acquire P
 expect_rc 77 "wrong password in the URL"

@@ -1,5 +1,5 @@
-#include <rlock/redis/errors.hpp>
 #include <rlock/core/text.hpp>
+#include <rlock/redis/errors.hpp>
 
 #include <doctest/doctest.h>
 
@@ -14,15 +14,17 @@ TEST_CASE("reply errors become typed errors with the contract's exit codes") {
   };
   const Case cases[] = {
       {"NOSCRIPT No matching script. Please use EVAL.", RedisErrorKind::noscript, ExitCode::software},
-      {"NOAUTH Authentication required.", RedisErrorKind::auth, ExitCode::denied},
-      {"WRONGPASS invalid username-password pair or user is disabled.", RedisErrorKind::auth, ExitCode::denied},
-      {"NOPERM this user has no permissions to run the 'evalsha' command", RedisErrorKind::auth, ExitCode::denied},
-      {"ERR Error running script (call to f_x): @user_script:1: NOPERM ...", RedisErrorKind::auth, ExitCode::denied},
+      {"WRONGPASS invalid username-password pair or user is disabled.", RedisErrorKind::auth,
+       ExitCode::denied},
+      {"NOPERM this user has no permissions to run the 'evalsha' command", RedisErrorKind::auth,
+       ExitCode::denied},
+      {"ERR Error running script (call to f_x): @user_script:1: NOPERM ...", RedisErrorKind::auth,
+       ExitCode::denied},
       {"ERR invalid password", RedisErrorKind::auth, ExitCode::denied},
-      {"ERR Protocol error: unauthenticated multibulk length", RedisErrorKind::auth, ExitCode::denied},
       {"MOVED 3999 127.0.0.1:6381", RedisErrorKind::moved, ExitCode::software},
       {"ASK 3999 127.0.0.1:6381", RedisErrorKind::ask, ExitCode::software},
-      {"READONLY You can't write against a read only replica.", RedisErrorKind::readonly, ExitCode::unavailable},
+      {"READONLY You can't write against a read only replica.", RedisErrorKind::readonly,
+       ExitCode::unavailable},
       {"BUSY Redis is busy running a script.", RedisErrorKind::busy, ExitCode::unavailable},
       {"LOADING Redis is loading the dataset in memory", RedisErrorKind::loading, ExitCode::unavailable},
       {"OOM command not allowed when used memory > 'maxmemory'.", RedisErrorKind::oom, ExitCode::software},
@@ -38,8 +40,32 @@ TEST_CASE("reply errors become typed errors with the contract's exit codes") {
   }
 }
 
+TEST_CASE("a missing password says so and how to give one, whatever Redis's wording") {
+  for (const char* reply : {"NOAUTH Authentication required.",
+                            // Redis 7, to a command of more than 10 arguments before AUTH
+                            "ERR Protocol error: unauthenticated multibulk length",
+                            "ERR Protocol error: unauthenticated bulk length"}) {
+    CAPTURE(reply);
+    auto error = rlock::error_from_reply(reply);
+    CHECK(error.kind() == RedisErrorKind::auth);
+    CHECK(error.exit_code() == ExitCode::denied);
+    std::string message = error.what();
+    CHECK(message.starts_with("NOAUTH"));
+    CHECK(message.find("requires a password") != std::string::npos);
+    CHECK(message.find("--password-file") != std::string::npos);
+    CHECK(message.find("RLOCK_PASSWORD") != std::string::npos);
+    CHECK(message.find("URL") != std::string::npos);
+    CHECK(message.find("multibulk") == std::string::npos);
+    CHECK(message.find('\n') == std::string::npos);
+  }
+  // A wrong password is not a missing one.
+  CHECK(std::string(rlock::error_from_reply("WRONGPASS invalid username-password pair").what())
+            .find("--password-file") == std::string::npos);
+}
+
 TEST_CASE("socket failures map to 69") {
-  for (auto kind : {RedisErrorKind::connect, RedisErrorKind::timeout, RedisErrorKind::closed, RedisErrorKind::io}) {
+  for (auto kind :
+       {RedisErrorKind::connect, RedisErrorKind::timeout, RedisErrorKind::closed, RedisErrorKind::io}) {
     CHECK(rlock::exit_code_for(kind) == ExitCode::unavailable);
   }
   CHECK(rlock::exit_code_for(RedisErrorKind::protocol) == ExitCode::software);

@@ -6,12 +6,10 @@
 #include <rlock/redis/reply.hpp>
 #include <rlock/redis/url.hpp>
 
-#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-struct redisReader;
 
 namespace rlock::redis {
 
@@ -23,13 +21,16 @@ struct Timeouts {
 using Argv = std::vector<std::string>;
 
 // One connection to one Redis server. Owns its socket (TCP or unix), speaks RESP
-// through hiredis's formatter and reader, and bounds every request by a deadline
-// with poll(2). Connects lazily and reconnects before a request when the server
-// has closed an idle connection. Not thread-safe: one per thread.
+// through hiredis's formatter and a ReplyReader, and bounds every request by one
+// deadline (Timeouts::io) for writing it and reading its whole reply, checked
+// even while bytes keep arriving; replies are capped (k_max_reply_bytes,
+// k_max_reply_values). Connects lazily and reconnects before a request when the
+// server has closed an idle connection. Not thread-safe: one per thread.
 //
 // Every failure throws RedisError: connect / timeout / closed / io for the
-// socket (the connection is then closed, the request's outcome unknown), or the
-// typed error of an error reply (the connection stays usable).
+// socket, protocol for a reply that is not RESP or over the caps (the connection
+// is then closed, the request's outcome unknown), or the typed error of an error
+// reply (the connection stays usable).
 class Connection {
 public:
   Connection(Endpoint endpoint, Timeouts timeouts);
@@ -37,16 +38,23 @@ public:
   Connection(Connection&&) noexcept;
   Connection& operator=(Connection&&) noexcept;
 
-  // Sends one command and returns its reply (throws on an error reply).
+  // Sends one command and returns its reply. Throws the typed error of an error
+  // reply; RedisError(timeout) when writing it and reading its whole reply take
+  // longer than Timeouts::io; the socket and protocol errors above.
   Reply command(const Argv& argv);
 
   // Sends several commands in one round trip; returns their replies in order.
-  // An error reply in the batch is thrown after all replies have been read.
+  // One io deadline covers the whole batch. An error reply in the batch is
+  // thrown after all replies have been read.
   std::vector<Reply> pipeline(const std::vector<Argv>& commands);
 
-  // Low level, for pub/sub: send without waiting, then read one reply (a push
-  // message) before `deadline`. read() returns nothing if the deadline passed.
+  // Low level, for pub/sub. send() writes a command within Timeouts::io without
+  // waiting for its reply (RedisError(timeout) if it cannot).
   void send(const Argv& argv);
+  // Reads one reply (a push message) into `out` and returns true, or returns
+  // false when `deadline` passes first (also while a reply is still arriving:
+  // its part stays buffered for the next read). An error reply is returned, not
+  // thrown. Throws the socket and protocol errors above (reply caps included).
   bool read(Reply& out, TimePoint deadline);
 
   // Connects now (and logs in) if not connected.
@@ -55,7 +63,8 @@ public:
   bool connected() const;
   // The socket, for poll(2) alongside other fds; -1 when not connected.
   int fd() const;
-  // True when a complete reply is already buffered (poll would not report it).
+  // True when received bytes are buffered that read() has not returned yet (poll
+  // would not report them): a complete reply, or the start of one.
   bool has_buffered_reply();
 
   const Endpoint& endpoint() const { return m_endpoint; }
@@ -69,12 +78,13 @@ private:
   void write_all(std::string_view data, TimePoint deadline);
   bool read_into_reader(TimePoint deadline);
   bool next_buffered(Reply& out);
+  [[noreturn]] void fail_timeout(const char* doing);
   [[noreturn]] void fail(RedisErrorKind kind, const std::string& what);
 
   Endpoint m_endpoint;
   Timeouts m_timeouts;
   int m_fd = -1;
-  redisReader* m_reader = nullptr;
+  std::optional<ReplyReader> m_reader; // set while connected
 };
 
 } // namespace rlock::redis

@@ -67,7 +67,7 @@ RedisErrorKind classify(std::string_view text) {
     return RedisErrorKind::auth;
   }
   // Redis 7 refuses a long command from a client that has not authenticated
-  // before answering NOAUTH.
+  // before answering NOAUTH (see message_for).
   if (text.find("unauthenticated") != std::string_view::npos) {
     return RedisErrorKind::auth;
   }
@@ -81,10 +81,25 @@ RedisErrorKind classify(std::string_view text) {
   return RedisErrorKind::server;
 }
 
+// The error's message: the reply's text, except where it does not say what to do.
+std::string message_for(std::string_view text) {
+  // Both mean that no password was given (with one, AUTH would have failed
+  // first, with WRONGPASS). Redis 7 answers a command of more than 10 arguments
+  // (EVALSHA) from an unauthenticated client with "ERR Protocol error:
+  // unauthenticated multibulk length" (or "bulk length") and closes the
+  // connection, instead of NOAUTH.
+  if (starts_with_word(text, "NOAUTH") ||
+      text.find("Protocol error: unauthenticated") != std::string_view::npos) {
+    return "NOAUTH: the server requires a password; give one with --password-file, RLOCK_PASSWORD "
+           "or the URL (redis://:PASSWORD@HOST)";
+  }
+  return std::string(text);
+}
+
 } // namespace
 
 RedisError error_from_reply(std::string_view reply_text) {
-  return RedisError(classify(reply_text), std::string(reply_text));
+  return RedisError(classify(reply_text), message_for(reply_text));
 }
 
 } // namespace rlock

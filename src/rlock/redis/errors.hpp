@@ -10,20 +10,20 @@ namespace rlock {
 // What went wrong talking to Redis. Kind decides the exit code and whether a
 // request may be retried on a fresh connection.
 enum class RedisErrorKind {
-  connect,   // could not connect (refused, unreachable, DNS, connect timeout)
-  timeout,   // a request got no (whole) reply in time: it may still be applied
-  closed,    // connection closed or reset mid-request
-  io,        // other socket error
-  protocol,  // unparsable reply
-  auth,      // NOAUTH, WRONGPASS, NOPERM, ACL denial inside a script
-  noscript,  // NOSCRIPT: script cache flushed
-  moved,     // MOVED slot host:port (Cluster)
-  ask,       // ASK slot host:port (Cluster)
-  readonly,  // READONLY: talking to a replica
-  busy,      // BUSY: a script is running too long
-  loading,   // LOADING: server loading its data set
-  oom,       // OOM: maxmemory reached
-  server,    // any other error reply
+  connect,  // could not connect (refused, unreachable, DNS, connect timeout)
+  timeout,  // a request got no (whole) reply in time: it may still be applied
+  closed,   // connection closed or reset mid-request
+  io,       // other socket error
+  protocol, // unparsable reply
+  auth,     // NOAUTH, WRONGPASS, NOPERM, ACL denial inside a script
+  noscript, // NOSCRIPT: script cache flushed
+  moved,    // MOVED slot host:port (Cluster)
+  ask,      // ASK slot host:port (Cluster)
+  readonly, // READONLY: talking to a replica
+  busy,     // BUSY: a script is running too long
+  loading,  // LOADING: server loading its data set
+  oom,      // OOM: maxmemory reached
+  server,   // any other error reply
 };
 
 class RedisError : public Error {
@@ -38,8 +38,10 @@ private:
   RedisErrorKind m_kind;
 };
 
-// Turns an error reply's text ("WRONGPASS invalid ...") into a typed error. The
-// single place where reply error prefixes are interpreted.
+// Turns an error reply's text ("WRONGPASS invalid ...") into a typed error whose
+// message is the reply's text, except for a missing password (NOAUTH, or Redis 7's
+// "Protocol error: unauthenticated ..."): auth, with a message saying how to give
+// one. The single place where reply error prefixes are interpreted.
 RedisError error_from_reply(std::string_view reply_text);
 
 // Exit code for a RedisErrorKind.
