@@ -1,3 +1,4 @@
+#include <rlock/core/errors.hpp>
 #include <rlock/run/policy.hpp>
 
 #include <algorithm>
@@ -91,7 +92,7 @@ StopPlan::Step StopPlan::step(TimePoint now, const LeaseView& lease, bool renewi
 
 int StopPlan::exit_status(int cmd_status) const {
   if ((m_lost && m_config.on_lost != OnLost::ignore) || m_max_held) {
-    return 76;
+    return static_cast<int>(ExitCode::lost);
   }
   return cmd_status;
 }
