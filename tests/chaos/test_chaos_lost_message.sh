@@ -55,7 +55,8 @@ wait_until 5 key_there RESTART
 for i in $(seq 1 20); do
   bg "$TEST_TMP/r.w$i" run -w 60s --ttl "$TTL" RESTART -- "$WITNESS" --hold 0.05 --tag w$i
 done
-check "the 20 waiters are subscribed" wait_until 10 test "$(numsub RESTART)" -ge 20
+subscribed() { [ "$(numsub RESTART)" -ge 20 ]; } # evaluated on every try, not once
+check "the 20 waiters are subscribed" wait_until 10 subscribed
 redis_restart_empty 300
 all_done() { local i; for i in $(seq 1 20); do bg_done "$TEST_TMP/r.w$i" || return 1; done; }
 check "all 20 waiters finish after the restart" wait_until 60 all_done
