@@ -226,6 +226,9 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
       inv.owner = owner;
     }
   }
+  if (!inv.owner.empty()) {
+    lock::check_owner_token(inv.owner, raw.owner.empty() ? "RLOCK_OWNER" : "--owner");
+  }
   inv.ttl = optional_duration(raw.ttl, "--ttl");
   inv.wait = optional_duration(raw.wait, "--wait");
   inv.all = raw.all;
