@@ -101,7 +101,12 @@ TEST_CASE("retry: errors that resending cannot fix end at once") {
 TEST_CASE("retry: a waiter keeps trying until its deadline") {
   RetryPolicy policy(k_timeouts, RetryPolicy::Mode::waiter);
   const TimePoint deadline = t0 + Millis(30'000);
-  auto history = after({RedisErrorKind::connect, RedisErrorKind::connect}, true);
+  auto history = after({RedisErrorKind::connect}, true);
+  // A waiter that never reached the server (wrong URL, server down) fails at once.
+  CHECK(policy.decide(RedisErrorKind::connect, history, t0, deadline).action == Action::give_up);
+  // Once it has had an answer (busy), it waits out a restart.
+  history = after({RedisErrorKind::connect, RedisErrorKind::connect}, true);
+  history.reached = true;
   auto d = policy.decide(RedisErrorKind::connect, history, t0 + Millis(20'000), deadline);
   CHECK(d.action == Action::resend_after_pause);
   CHECK(d.pause == Millis(200));
@@ -131,6 +136,7 @@ TEST_CASE("retry: a latched request is resent only while its latch is sure to an
         Action::give_up);
   // Connect failures alone (nothing ever sent) are not bound by the latch.
   history = after({RedisErrorKind::connect, RedisErrorKind::connect}, true, Millis(5000));
+  history.reached = true;
   CHECK(policy.decide(RedisErrorKind::connect, history, t0 + Millis(40'000), deadline).action ==
         Action::resend_after_pause);
   // A one-shot resend always fits: the first failure ends within one span.

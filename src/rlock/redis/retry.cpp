@@ -98,6 +98,9 @@ RetryPolicy::Decision RetryPolicy::decide(RedisErrorKind kind, const SendHistory
   if (!deadline || now >= *deadline) {
     return give_up;
   }
+  if (outcome == Outcome::not_sent && !history.reached && !history.first_sent) {
+    return give_up; // never reached the server: a wrong URL, or a server that is down
+  }
   if (outcome == Outcome::unknown) {
     return {Action::resend_now, Millis(0)};
   }
@@ -108,6 +111,7 @@ RetryPolicy::Decision RetryPolicy::decide(RedisErrorKind kind, const SendHistory
 Reply send_with_retries(const RetryScope& scope, const std::function<Reply()>& send) {
   SendHistory history;
   history.latched = scope.latched;
+  history.reached = scope.reached;
   std::optional<RedisError> first_unanswered;
   for (;;) {
     TimePoint started = Clock::now();

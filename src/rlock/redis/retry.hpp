@@ -23,6 +23,9 @@ struct SendHistory {
   std::optional<TimePoint> first_sent; // first time it may have reached the server
   int tries = 0;                       // sends tried, failed ones included
   int unanswered = 0;                  // sends whose outcome is unknown
+  // True when the command has had an answer from the server before this
+  // request (a waiter after its first busy answer).
+  bool reached = false;
   // True when a resend is safe only while the request's latch key lives (release,
   // force-unlock, acquire with a given owner); false when the request is safe to
   // repeat at any time (renew, inspect, acquire with this process's own token).
@@ -36,7 +39,9 @@ struct SendHistory {
 // kind, the request's history, now and an optional deadline (unit-tested with
 // made-up times).
 //
-//   not_sent     one-shot: give up at once; waiter: pause, then resend, until its deadline
+//   not_sent     one-shot: give up at once; waiter: pause, then resend, until its deadline,
+//                once it has reached the server (a waiter that never reached it, e.g. a
+//                wrong URL or a server that is down, fails at once: 69, not a wait)
 //   unknown      resend now with the SAME op id on a fresh connection: one-shot once,
 //                a waiter until its deadline; a latched request only while
 //                now + request_span() <= first_sent + resend_window()
@@ -85,13 +90,14 @@ private:
 };
 
 // How a request is resent: the policy, whether it is latched, the deadline (a
-// waiter's) and how to pause (a waiter's pause is interruptible by signals;
-// default: sleep).
+// waiter's), how to pause (a waiter's pause is interruptible by signals;
+// default: sleep) and whether the command reached the server before.
 struct RetryScope {
   RetryPolicy policy;
   bool latched = false;
   std::optional<TimePoint> deadline;
   std::function<void(TimePoint until)> pause;
+  bool reached = false;
 };
 
 // Runs `send` (one try of one request, the same bytes each time) until it
