@@ -59,9 +59,10 @@ TEST_CASE("owner tokens: 1-256 printable bytes, never a field of the lock's own 
   CHECK_NOTHROW(check_owner_token("meta", "--owner"));
   CHECK_NOTHROW(check_owner_token("xrlock:meta", "--owner"));
   CHECK_NOTHROW(check_owner_token("modes", "--owner"));
-  for (std::string bad : {std::string(""), std::string(257, 't'), std::string("rlock:meta"), std::string("rlock:"),
-                          std::string("rlock:x"), std::string("mode"), std::string("a\nb"), std::string("tab\t"),
-                          std::string("\x7f"), std::string("caf\xc3\xa9")}) {
+  for (std::string bad :
+       {std::string(""), std::string(257, 't'), std::string("rlock:meta"), std::string("rlock:"),
+        std::string("rlock:x"), std::string("mode"), std::string("a\nb"), std::string("tab\t"),
+        std::string("\x7f"), std::string("caf\xc3\xa9")}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(check_owner_token(bad, "--owner"), rlock::UsageError);
   }
