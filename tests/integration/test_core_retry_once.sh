@@ -106,18 +106,18 @@ applied_on() { tail -n +"$MON_START" "$TEST_TMP/mon" | grep -c "\"EVALSHA\" \"$1
 seen_once() { [ "$(applied_on "$1" "$2")" -ge 1 ]; }
 
 # lost_reply SCRIPT NAME ARGS...: runs rlock ARGS through the proxy while replies
-# are held 3s (--io-timeout 1s); as soon as the server has run SCRIPT's request
+# are held 6s (--io-timeout 2s); as soon as the server has run SCRIPT's request
 # (seen in MONITOR), the proxy lets replies through again: the resend is
 # answered at once. Sets RC, OUT, ERR, SENT (SCRIPT requests rlock sent) and RAN
 # (SCRIPT requests the server ran).
 lost_reply() {
   local sha=$1 name=$2; shift 2
   MON_START=$(( $(wc -l <"$TEST_TMP/mon") + 1 ))
-  proxy_mode delay-down 3000
-  bg "$TEST_TMP/lost" -v -u "$PURL" --io-timeout 1s "$@"
+  proxy_mode delay-down 6000
+  bg "$TEST_TMP/lost" -v -u "$PURL" --io-timeout 2s "$@"
   wait_until 5 seen_once "$sha" "$name"
   proxy_mode pass
-  wait_until 10 bg_done "$TEST_TMP/lost"
+  wait_until 15 bg_done "$TEST_TMP/lost"
   RC=$(bg_rc "$TEST_TMP/lost"); OUT=$(cat "$TEST_TMP/lost.out"); ERR=$(grep -v '^rlock: [<>]' "$TEST_TMP/lost.err")
   SENT=$(grep -c "^rlock: > EVALSHA $sha" "$TEST_TMP/lost.err")
   RAN=$(applied_on "$sha" "$name")
