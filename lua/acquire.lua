@@ -5,33 +5,73 @@
 -- and takes a fencing token from Redisson's RFencedLock counter on each fresh
 -- acquisition.
 --
--- KEYS[1] lock name            KEYS[2] fencing counter (same hash slot)
--- ARGV[1] owner token          ARGV[2] lease in ms
--- ARGV[3] operation id: a retry of the same request (after a lost reply) carries
---         the same id and is answered without counting the re-entry twice
--- ARGV[4] host  ARGV[5] pid  ARGV[6] command  ARGV[7] rlock version
+-- A request may arrive twice (its reply was lost and the client sent it again):
+-- the second time it must answer as the first did, without counting twice.
+--  * ARGV[3] = '1': the owner token was made by the client for this request, so
+--    nobody else has it; finding it in the hash means the first send was applied,
+--    and the answer is "acquired" (code 1) with the hold as it is now.
+--  * ARGV[3] = '0' (a token given by the user: re-entry is intended): applying
+--    the request also SETs the latch KEYS[3] (one per request) to its answer
+--    for ARGV[4] ms; a resend finds it and returns that answer unchanged.
 --
--- Returns {1, count, fence, lease_ms}        acquired (fresh, or a retry of it)
---         {2, count, fence, lease_ms}        re-entered
+-- KEYS[1] lock name   KEYS[2] fencing counter   KEYS[3] this request's latch
+--         (rlock_acquire_latch:{NAME}:OP; all three in NAME's hash slot)
+-- ARGV[1] owner token          ARGV[2] lease in ms
+-- ARGV[3] '1' the token is the client's own, '0' it was given
+-- ARGV[4] latch lifetime in ms
+-- ARGV[5] host  ARGV[6] pid  ARGV[7] command  ARGV[8] rlock version (the record)
+--
+-- Returns {1, count, fence, lease_ms}        acquired (fresh, or a resend of it)
+--         {2, count, fence, lease_ms}        re-entered (or a resend of it)
 --         {0, holder, pttl, type, meta}      held by someone else (type 'hash' or
---                                            a foreign type such as 'string')
+--                                            a foreign type such as 'string'; holder
+--                                            '' when no owner field can be read; meta
+--                                            the raw 'rlock:meta', '' when longer than
+--                                            8 KiB, false when absent)
+--         error 'ERR rlock: owner token is empty or reserved'   '' or a token that
+--                 could name a field of the lock's own record ('rlock:...', 'mode'):
+--                 nothing changed
 if redis.replicate_commands then
   redis.replicate_commands() -- Redis 3.2-4: TIME before writes
 end
 
-local name, fence_key = KEYS[1], KEYS[2]
-local owner, lease, op = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local name, fence_key, latch = KEYS[1], KEYS[2], KEYS[3]
+local owner, lease, own_token, latch_ms = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', ARGV[4]
 local meta_field = 'rlock:meta'
 
-local function decode(raw)
-  if not raw then
-    return nil
+local function reserved(field)
+  return field == 'mode' or string.sub(field, 1, 6) == 'rlock:'
+end
+if owner == '' or reserved(owner) then
+  return redis.error_reply('ERR rlock: owner token is empty or reserved')
+end
+
+if not own_token then
+  local stored = redis.call('GET', latch)
+  if stored then
+    local answer = {}
+    for number in string.gmatch(stored, '%-?%d+') do
+      answer[#answer + 1] = tonumber(number)
+    end
+    if #answer == 4 then
+      return answer
+    end -- not a latch of ours (forged): handled as a new request
   end
-  local ok, value = pcall(cjson.decode, raw)
-  if ok and type(value) == 'table' then
-    return value
+end
+
+-- Applies an answer: remembered in the latch when the token was given.
+local function applied(code, count, fence, lease_ms)
+  if not own_token then
+    redis.call('SET', latch, string.format('%d %d %.0f %d', code, count, fence, lease_ms), 'PX', latch_ms)
   end
-  return nil
+  return {code, count, fence, lease_ms}
+end
+
+-- The fencing token of the current hold: the counter cannot move while the
+-- lock is held (only a fresh acquisition takes a token), 0 when missing. The
+-- record's 'fence' is never believed.
+local function current_fence()
+  return tonumber(redis.call('GET', fence_key)) or 0
 end
 
 local kind = redis.call('TYPE', name)['ok']
@@ -52,13 +92,12 @@ if kind == 'none' then
     fence = redis.call('INCR', fence_key)
   end
   local meta = cjson.encode({
-    host = ARGV[4], pid = tonumber(ARGV[5]), command = ARGV[6], version = ARGV[7],
-    acquired_at_ms = now_ms,
-    ttl_ms = lease, fence = fence, op = op,
+    host = ARGV[5], pid = tonumber(ARGV[6]), command = ARGV[7], version = ARGV[8],
+    acquired_at_ms = now_ms, ttl_ms = lease, fence = fence,
   })
   redis.call('HSET', name, owner, 1, meta_field, meta)
   redis.call('PEXPIRE', name, lease)
-  return {1, 1, fence, lease}
+  return applied(1, 1, fence, lease)
 end
 
 if kind ~= 'hash' then
@@ -67,33 +106,40 @@ end
 
 local count = redis.call('HGET', name, owner)
 if count then
-  local meta = decode(redis.call('HGET', name, meta_field))
-  local fence = meta and tonumber(meta.fence) or 0
-  if meta and meta.op == op then
-    return {1, tonumber(count), fence, redis.call('PTTL', name)}
+  if own_token then
+    return {1, math.floor(tonumber(count) or 1), current_fence(), redis.call('PTTL', name)}
   end
-  count = redis.call('HINCRBY', name, owner, 1)
-  if meta then
-    meta.op = op
-    redis.call('HSET', name, meta_field, cjson.encode(meta))
+  -- As Redisson does, HINCRBY; a count that is not a positive integer (the hash
+  -- is data) counts as one level.
+  if #count <= 15 and string.match(count, '^[1-9]%d*$') then
+    count = redis.call('HINCRBY', name, owner, 1)
+  else
+    count = 2
+    redis.call('HSET', name, owner, count)
   end
   -- A re-entry lengthens the lease if it asks for more, never shortens it: the
   -- outer level keeps renewing at its own pace.
   local current = redis.call('PTTL', name)
-  if current >= lease then
-    return {2, count, fence, current}
+  if current < lease then
+    redis.call('PEXPIRE', name, lease)
+    current = lease
   end
-  redis.call('PEXPIRE', name, lease)
-  return {2, count, fence, lease}
+  return applied(2, count, current_fence(), current)
 end
 
-local fields = redis.call('HGETALL', name)
+-- Busy. A hash with more than 256 fields is not a lock: no holder is read from it.
 local holder, meta = '', false
-for i = 1, #fields, 2 do
-  if fields[i] == meta_field then
-    meta = fields[i + 1]
-  elseif holder == '' then
-    holder = fields[i]
+if redis.call('HLEN', name) <= 256 then
+  for _, field in ipairs(redis.call('HKEYS', name)) do
+    if holder == '' and #field <= 1024 and not reserved(field) then
+      holder = field
+    end
+  end
+  if redis.call('HEXISTS', name, meta_field) == 1 then
+    meta = ''
+    if redis.call('HSTRLEN', name, meta_field) <= 8192 then
+      meta = redis.call('HGET', name, meta_field)
+    end
   end
 end
 return {0, holder, redis.call('PTTL', name), 'hash', meta}

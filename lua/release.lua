@@ -3,19 +3,41 @@
 -- release channel, exactly as Redisson's unlock does, so Redisson and rlock
 -- waiters wake each other.
 --
+-- A request may arrive twice (its reply was lost and the client sent it again).
+-- As in Redisson's unlock, applying it SETs the latch KEYS[3] (one per request)
+-- to its answer for ARGV[4] ms, and a resend finds the latch and returns that
+-- answer unchanged, whatever the lock's layout (rlock's or Redisson's own hash).
+-- (Redisson stores 0/1 in its latches; this script stores the levels left. The
+-- names never meet: each request has its own random id.)
+--
 -- KEYS[1] lock name   KEYS[2] release channel
+-- KEYS[3] this request's latch: redisson_unlock_latch:{NAME}:OP (NAME's hash slot)
 -- ARGV[1] owner token
 -- ARGV[2] '1' to release every level, '0' for one
--- ARGV[3] operation id (a retried request is applied once)
--- ARGV[4] 'PUBLISH', or 'SPUBLISH' in Redis Cluster 7+
+-- ARGV[3] 'PUBLISH', or 'SPUBLISH' in Redis Cluster 7+
+-- ARGV[4] latch lifetime in ms
 --
 -- Returns {n}            released; n levels are still held by the owner (0: freed)
 --         {-1}           no such lock
---         {-2, holder}   held by another owner
+--         {-2, holder}   held by another owner ('' when no owner field can be read)
 --         {-3, type}     the key is not a lock hash (foreign): never touched
-local name, channel = KEYS[1], KEYS[2]
-local owner, all, op, publish = ARGV[1], ARGV[2] == '1', ARGV[3], ARGV[4]
-local meta_field = 'rlock:meta'
+--         error 'ERR rlock: owner token is empty or reserved'   '' or a token that
+--                 could name a field of the lock's own record ('rlock:...', 'mode'):
+--                 nothing changed
+local name, channel, latch = KEYS[1], KEYS[2], KEYS[3]
+local owner, all, publish, latch_ms = ARGV[1], ARGV[2] == '1', ARGV[3], ARGV[4]
+
+local function reserved(field)
+  return field == 'mode' or string.sub(field, 1, 6) == 'rlock:'
+end
+if owner == '' or reserved(owner) then
+  return redis.error_reply('ERR rlock: owner token is empty or reserved')
+end
+
+local stored = tonumber(redis.call('GET', latch))
+if stored then
+  return {stored}
+end
 
 local kind = redis.call('TYPE', name)['ok']
 if kind == 'none' then
@@ -27,42 +49,31 @@ end
 
 local count = redis.call('HGET', name, owner)
 if not count then
-  local fields = redis.call('HKEYS', name)
-  for _, field in ipairs(fields) do
-    if field ~= meta_field then
-      return {-2, field}
+  -- A hash with more than 256 fields is not a lock: no holder is read from it.
+  if redis.call('HLEN', name) <= 256 then
+    for _, field in ipairs(redis.call('HKEYS', name)) do
+      if #field <= 1024 and not reserved(field) then
+        return {-2, field}
+      end
     end
   end
   return {-2, ''}
 end
 
-local raw = redis.call('HGET', name, meta_field)
-local meta = nil
-if raw then
-  local ok, value = pcall(cjson.decode, raw)
-  if ok and type(value) == 'table' then
-    meta = value
-  end
-end
-if meta and meta.op == op then
-  return {tonumber(count)}
-end
-
+-- As Redisson does, HINCRBY -1; a count that is not a positive integer (the
+-- hash is data) counts as one level.
 local left = 0
-if not all then
+if not all and #count <= 15 and string.match(count, '^[1-9]%d*$') then
   left = tonumber(count) - 1
 end
 if left > 0 then
-  redis.call('HINCRBY', name, owner, -1)
-  if meta then
-    meta.op = op
-    redis.call('HSET', name, meta_field, cjson.encode(meta))
-  end
-  return {left}
+  left = redis.call('HINCRBY', name, owner, -1)
+else
+  -- Publish first: if the user may not publish (an ACL without the channel), the
+  -- script fails before changing anything. Subscribers see the message only after
+  -- the script has run, so they never find the lock still there.
+  redis.call(publish, channel, '0')
+  redis.call('DEL', name)
 end
--- Publish first: if the user may not publish (an ACL without the channel), the
--- script fails before changing anything. Subscribers see the message only after
--- the script has run, so they never find the lock still there.
-redis.call(publish, channel, '0')
-redis.call('DEL', name)
-return {0}
+redis.call('SET', latch, left, 'PX', latch_ms)
+return {left}

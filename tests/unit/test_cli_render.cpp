@@ -11,8 +11,9 @@ rlock::lock::LockState held_state() {
   state.type = "hash";
   state.ttl = Millis(29'500);
   state.owners = {{"tok:1", 2}};
-  state.meta = R"({"host":"h1","pid":42,"command":"./deploy.sh","acquired_at_ms":1700000000000,)"
-               R"("ttl_ms":30000,"fence":7,"version":"0.1.0","op":"x"})";
+  state.record = rlock::lock::parse_holder_record(
+      R"({"host":"h1","pid":42,"command":"./deploy.sh","acquired_at_ms":1700000000000,)"
+      R"("ttl_ms":30000,"fence":7,"version":"0.1.0"})");
   return state;
 }
 } // namespace
@@ -62,5 +63,39 @@ TEST_CASE("status lines are one line per lock") {
   auto line = rlock::cli::status_line(held_state());
   CHECK(line.find('\n') == std::string::npos);
   CHECK(line.find("deploy\\n1: held by tok:1 (count 2), 29.5s left, fence 7") == 0);
-  CHECK(rlock::cli::parse_meta("not json").present == false);
+}
+
+TEST_CASE("a partial or unreadable record renders what it says, never throws") {
+  auto state = held_state();
+  state.record = rlock::lock::parse_holder_record(R"({"host":null,"pid":"x","command":123,"fence":7})");
+  auto doc = rlock::cli::status_json(state);
+  CHECK(doc["fence"] == 7);
+  CHECK(doc["holder"]["host"].is_null());
+  CHECK(doc["holder"]["pid"].is_null());
+  CHECK(doc["holder"]["command"].is_null());
+  CHECK(doc["holder"]["acquired_at"].is_null());
+  CHECK(rlock::cli::status_line(state) == "deploy\\n1: held by tok:1 (count 2), 29.5s left, fence 7");
+
+  state.record = rlock::lock::parse_holder_record("not json");
+  doc = rlock::cli::status_json(state);
+  CHECK(doc["fence"].is_null());
+  CHECK(doc["holder"].is_object());
+  CHECK(rlock::cli::status_line(state).ends_with("holder unknown (unreadable rlock:meta)"));
+
+  state.record.reset(); // a Redisson-made lock: no record at all
+  CHECK(rlock::cli::status_json(state)["holder"].is_null());
+}
+
+TEST_CASE("the busy phrase says what the record says, or that the holder is unknown") {
+  rlock::lock::Holder holder{"tok:1", "hash", Millis(1500), std::nullopt};
+  CHECK(rlock::cli::holder_phrase(holder) == "held by tok:1, 1.5s left");
+  holder.record = rlock::lock::parse_holder_record(R"({"host":"h1","pid":42,"command":"x y"})");
+  CHECK(rlock::cli::holder_phrase(holder) == R"(held by tok:1 on h1 (pid 42, "x y"), 1.5s left)");
+  holder.record = rlock::lock::parse_holder_record(R"({"pid":42})");
+  CHECK(rlock::cli::holder_phrase(holder) == "held by tok:1 on an unknown host (pid 42), 1.5s left");
+  holder.record = rlock::lock::parse_holder_record("[1,2]");
+  CHECK(rlock::cli::holder_phrase(holder) ==
+        "held by tok:1 (holder unknown: unreadable rlock:meta), 1.5s left");
+  holder.owner.clear();
+  CHECK(rlock::cli::holder_phrase(holder).starts_with("held by an unknown owner"));
 }

@@ -38,3 +38,43 @@ TEST_CASE("names: odd bytes are fine, broken slots and sizes are usage errors") 
   CHECK_THROWS_AS(keys_for("a}b"), rlock::UsageError);  // "{a}b}" would hash "a"
   CHECK_THROWS_AS(keys_for("a{}b"), rlock::UsageError); // empty tag
 }
+
+TEST_CASE("latch keys share the lock's hash slot, Redisson's naming") {
+  auto keys = keys_for("deploy");
+  CHECK(keys.unlock_latch == "redisson_unlock_latch:{deploy}");
+  CHECK(keys.acquire_latch == "rlock_acquire_latch:{deploy}");
+  CHECK(rlock::lock::latch_key(keys.unlock_latch, "00ff") == "redisson_unlock_latch:{deploy}:00ff");
+  for (const char* name : {"deploy", "job:{tenant1}:x", "ключ", "a\"b\nc"}) {
+    auto k = keys_for(name);
+    CHECK(hash_slot(rlock::lock::latch_key(k.unlock_latch, "0123456789abcdef")) == hash_slot(k.name));
+    CHECK(hash_slot(rlock::lock::latch_key(k.acquire_latch, "fedcba9876543210")) == hash_slot(k.name));
+  }
+}
+
+TEST_CASE("owner tokens: 1-256 printable bytes, never a field of the lock's own record") {
+  using rlock::lock::check_owner_token;
+  CHECK_NOTHROW(check_owner_token("8743c9c0-0795-4907-87fd-6c719a6b4586:1", "--owner"));
+  CHECK_NOTHROW(check_owner_token("a b", "--owner"));
+  CHECK_NOTHROW(check_owner_token(std::string(256, 't'), "--owner"));
+  CHECK_NOTHROW(check_owner_token("meta", "--owner"));
+  CHECK_NOTHROW(check_owner_token("xrlock:meta", "--owner"));
+  CHECK_NOTHROW(check_owner_token("modes", "--owner"));
+  for (std::string bad :
+       {std::string(""), std::string(257, 't'), std::string("rlock:meta"), std::string("rlock:"),
+        std::string("rlock:x"), std::string("mode"), std::string("a\nb"), std::string("tab\t"),
+        std::string("\x7f"), std::string("caf\xc3\xa9")}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(check_owner_token(bad, "--owner"), rlock::UsageError);
+  }
+  try {
+    check_owner_token("rlock:meta", "RLOCK_OWNER");
+    FAIL("no error");
+  } catch (const rlock::UsageError& e) {
+    std::string what = e.what();
+    CHECK(what.starts_with("RLOCK_OWNER: "));
+    CHECK(what.find("reserved") != std::string::npos);
+  }
+  CHECK(rlock::lock::is_reserved_field("rlock:meta"));
+  CHECK(rlock::lock::is_reserved_field("mode"));
+  CHECK_FALSE(rlock::lock::is_reserved_field("uuid:1"));
+}

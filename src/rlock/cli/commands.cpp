@@ -2,6 +2,7 @@
 #include <rlock/cli/render.hpp>
 #include <rlock/cli/secrets.hpp>
 #include <rlock/redis/errors.hpp>
+#include <rlock/redis/retry.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/core/proc.hpp>
 #include <rlock/core/signals.hpp>
@@ -95,7 +96,7 @@ private:
                 {"holder", result.holder.owner},
                 {"type", result.holder.type},
                 {"ttl_ms", result.holder.ttl.count()},
-                {"holder_info", meta_json(parse_meta(result.holder.meta))}});
+                {"holder_info", holder_json(result.holder.record)}});
   }
   std::string why = inv.wait ? fmt::format("still busy after waiting {}", format_duration(*inv.wait))
                              : std::string("busy");
@@ -131,22 +132,30 @@ lock::AcquireResult acquire_or_busy(Context& ctx, const lock::AcquireRequest& re
 
 int cmd_acquire(Context& ctx) {
   const auto& inv = ctx.inv;
-  lock::AcquireRequest request{ctx.keys, inv.owner.empty() ? random_owner_token() : inv.owner,
+  lock::AcquireRequest request{ctx.keys,
+                               inv.owner.empty() ? random_owner_token() : inv.owner,
                                inv.ttl.value_or(k_default_ttl),
                                lock::HolderInfo{host_name(), getppid(), process_command(getppid())},
-                               inv.wait};
+                               inv.wait,
+                               inv.owner.empty()};
   SignalFd signals({SIGINT, SIGTERM, SIGHUP, SIGQUIT});
   lock::AcquireResult result;
   try {
     result = acquire_or_busy(ctx, request, signals);
   } catch (const RedisError& e) {
-    if (e.kind() != RedisErrorKind::timeout) {
+    if (redis::outcome_of(e.kind()) != redis::Outcome::unknown) {
       throw;
     }
-    // The server may still run the request later: say which token would hold
-    // the lock, so it can be released instead of waiting for its lease.
-    throw RedisError(e.kind(), fmt::format("{}; the server may still apply it: release with --owner {}",
-                                           e.what(), request.owner));
+    // The last attempt got no answer and the server may still apply it (a
+    // resend of it within the latch lifetime would not count twice): say which
+    // token would then hold the lock, so it can be released instead of waiting
+    // for its lease.
+    throw RedisError(e.kind(), request.own_token
+                                   ? fmt::format("{}; the server may still apply it: release with --owner {}",
+                                                 e.what(), request.owner)
+                                   : fmt::format("{}; the server may still apply it (one more level for "
+                                                 "--owner {}): check with rlock status",
+                                                 e.what(), request.owner));
   }
   if (inv.global.json) {
     print_json({{"name", ctx.keys.name},
@@ -194,11 +203,8 @@ int cmd_renew(Context& ctx) {
 
 int cmd_status(Context& ctx) {
   const auto& inv = ctx.inv;
-  std::vector<std::string> names = inv.names;
-  if (names.empty()) {
-    names = lock::find_locks(ctx.conn, inv.match.empty() ? "*" : inv.match);
-  }
-  auto states = lock::inspect(ctx.conn, names);
+  auto states = inv.names.empty() ? lock::find_locks(ctx.conn, inv.match.empty() ? "*" : inv.match)
+                                  : lock::inspect(ctx.conn, inv.names);
   bool all_held = true;
   nlohmann::json locks = nlohmann::json::array();
   for (const auto& state : states) {
@@ -241,9 +247,12 @@ int cmd_run(Context& ctx) {
   if (command.size() > 200) {
     command = command.substr(0, 200) + "...";
   }
-  spec.request = lock::AcquireRequest{ctx.keys, inv.owner.empty() ? random_owner_token() : inv.owner,
+  spec.request = lock::AcquireRequest{ctx.keys,
+                                      inv.owner.empty() ? random_owner_token() : inv.owner,
                                       inv.ttl.value_or(k_default_ttl),
-                                      lock::HolderInfo{host_name(), getpid(), command}, inv.wait};
+                                      lock::HolderInfo{host_name(), getpid(), command},
+                                      inv.wait,
+                                      inv.owner.empty()};
   spec.child_argv = inv.child_argv;
   // CMD gets no password from rlock: the URL without it, and the password
   // file's name, so a nested `rlock run` logs in as this one did (a password

@@ -235,6 +235,9 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
       inv.owner = owner;
     }
   }
+  if (!inv.owner.empty()) {
+    lock::check_owner_token(inv.owner, raw.owner.empty() ? "RLOCK_OWNER" : "--owner");
+  }
   inv.ttl = optional_duration(raw.ttl, "--ttl");
   // -w 0 tries once, as flock -w 0 does.
   if (!raw.wait.empty() && parse_duration(raw.wait, "--wait", true) > Millis(0)) {

@@ -10,6 +10,7 @@ namespace rlock::cli {
 
 namespace {
 
+// ISO 8601 UTC; the record parser keeps acquired_at_ms within years 1970-9999.
 std::string utc_time(long long epoch_ms) {
   std::time_t seconds = static_cast<std::time_t>(epoch_ms / 1000);
   std::tm tm{};
@@ -27,42 +28,38 @@ std::string ttl_phrase(Millis ttl) {
   return format_duration(ttl) + " left";
 }
 
-std::string who(std::string_view owner, const MetaView& meta) {
-  std::string out = owner.empty() ? std::string("an unknown owner") : printable(owner);
-  if (meta.present) {
-    out += fmt::format(" on {} (pid {}, {})", printable(meta.host), meta.pid, quote(meta.command));
+// " on host (pid 12, "cmd")", or as much of it as the record says.
+std::string record_phrase(const lock::HolderRecord& record) {
+  if (!record.host && !record.pid && !record.command) {
+    return " (holder unknown: unreadable rlock:meta)";
   }
-  return out;
+  std::string out = record.host ? " on " + printable(*record.host) : std::string(" on an unknown host");
+  std::string details;
+  if (record.pid) {
+    details = fmt::format("pid {}", *record.pid);
+  }
+  if (record.command) {
+    details += (details.empty() ? "" : ", ") + quote(*record.command);
+  }
+  return details.empty() ? out : fmt::format("{} ({})", out, details);
+}
+
+template <class T> nlohmann::json or_null(const std::optional<T>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
 } // namespace
-
-MetaView parse_meta(std::string_view raw) {
-  MetaView meta;
-  if (raw.empty()) {
-    return meta;
-  }
-  auto doc = nlohmann::json::parse(raw, nullptr, false);
-  if (!doc.is_object()) {
-    return meta;
-  }
-  meta.present = true;
-  meta.host = doc.value("host", "");
-  meta.pid = doc.value("pid", 0LL);
-  meta.command = doc.value("command", "");
-  meta.acquired_at_ms = doc.value("acquired_at_ms", 0LL);
-  meta.ttl_ms = doc.value("ttl_ms", 0LL);
-  meta.fence = doc.value("fence", 0LL);
-  meta.version = doc.value("version", "");
-  return meta;
-}
 
 std::string holder_phrase(const lock::Holder& holder) {
   if (holder.type != "hash" && !holder.type.empty()) {
     return fmt::format("held by a foreign {} key (not an rlock/Redisson lock), {}", holder.type,
                        ttl_phrase(holder.ttl));
   }
-  return fmt::format("held by {}, {}", who(holder.owner, parse_meta(holder.meta)), ttl_phrase(holder.ttl));
+  std::string who = holder.owner.empty() ? std::string("an unknown owner") : printable(holder.owner);
+  if (holder.record) {
+    who += record_phrase(*holder.record);
+  }
+  return fmt::format("held by {}, {}", who, ttl_phrase(holder.ttl));
 }
 
 std::string status_line(const lock::LockState& state) {
@@ -73,34 +70,54 @@ std::string status_line(const lock::LockState& state) {
   if (state.type != "hash") {
     return fmt::format("{}: held by a foreign {} key, {}", name, state.type, ttl_phrase(state.ttl));
   }
-  MetaView meta = parse_meta(state.meta);
+  if (!state.complete) {
+    return fmt::format("{}: a hash too big to be a lock (not read), {}", name, ttl_phrase(state.ttl));
+  }
   std::string out = fmt::format("{}: held", name);
   for (const auto& [owner, count] : state.owners) {
     out += fmt::format(" by {} (count {})", printable(owner), count);
   }
   out += fmt::format(", {}", ttl_phrase(state.ttl));
-  if (meta.present) {
-    out += fmt::format(", fence {}, host {}, pid {}, since {}, cmd {}", meta.fence, printable(meta.host),
-                       meta.pid, utc_time(meta.acquired_at_ms), quote(meta.command));
+  if (!state.record) {
+    return out;
+  }
+  const auto& record = *state.record;
+  if (!record.readable()) {
+    return out + ", holder unknown (unreadable rlock:meta)";
+  }
+  if (record.fence) {
+    out += fmt::format(", fence {}", *record.fence);
+  }
+  if (record.host) {
+    out += fmt::format(", host {}", printable(*record.host));
+  }
+  if (record.pid) {
+    out += fmt::format(", pid {}", *record.pid);
+  }
+  if (record.acquired_at_ms) {
+    out += fmt::format(", since {}", utc_time(*record.acquired_at_ms));
+  }
+  if (record.command) {
+    out += fmt::format(", cmd {}", quote(*record.command));
   }
   return out;
 }
 
-nlohmann::json meta_json(const MetaView& meta) {
-  if (!meta.present) {
+nlohmann::json holder_json(const std::optional<lock::HolderRecord>& record) {
+  if (!record) {
     return nullptr;
   }
-  return {{"host", meta.host},
-          {"pid", meta.pid},
-          {"command", meta.command},
-          {"acquired_at_ms", meta.acquired_at_ms},
-          {"acquired_at", utc_time(meta.acquired_at_ms)},
-          {"ttl_ms", meta.ttl_ms},
-          {"version", meta.version}};
+  return {{"host", or_null(record->host)},
+          {"pid", or_null(record->pid)},
+          {"command", or_null(record->command)},
+          {"acquired_at_ms", or_null(record->acquired_at_ms)},
+          {"acquired_at", record->acquired_at_ms ? nlohmann::json(utc_time(*record->acquired_at_ms))
+                                                 : nlohmann::json(nullptr)},
+          {"ttl_ms", or_null(record->ttl_ms)},
+          {"version", or_null(record->version)}};
 }
 
 nlohmann::json status_json(const lock::LockState& state) {
-  MetaView meta = parse_meta(state.meta);
   nlohmann::json owners = nlohmann::json::array();
   for (const auto& [owner, count] : state.owners) {
     owners.push_back({{"owner", owner}, {"count", count}});
@@ -114,8 +131,8 @@ nlohmann::json status_json(const lock::LockState& state) {
       {"owners", owners},
       {"owner", state.owners.empty() ? nlohmann::json(nullptr) : nlohmann::json(state.owners.front().first)},
       {"count", state.owners.empty() ? 0 : state.owners.front().second},
-      {"fence", meta.present ? nlohmann::json(meta.fence) : nlohmann::json(nullptr)},
-      {"holder", meta_json(meta)},
+      {"fence", state.record ? or_null(state.record->fence) : nlohmann::json(nullptr)},
+      {"holder", holder_json(state.record)},
   };
   return out;
 }

@@ -3,7 +3,9 @@
 #include <rlock/core/clock.hpp>
 #include <rlock/core/duration.hpp>
 #include <rlock/lock/names.hpp>
+#include <rlock/lock/record.hpp>
 #include <rlock/redis/connection.hpp>
+#include <rlock/redis/retry.hpp>
 
 #include <optional>
 #include <string>
@@ -21,10 +23,22 @@ struct HolderInfo {
 
 // Who holds a lock that we could not take.
 struct Holder {
-  std::string owner; // owner token ("" for a foreign key)
+  std::string owner; // owner token ("" for a foreign key, or when none could be read)
   std::string type;  // "hash" for a lock, else the foreign key's type
   Millis ttl{0};     // remaining lease; negative: -1 no expiry, -2 gone meanwhile
-  std::string meta;  // raw 'rlock:meta' JSON, empty when the holder is not rlock
+  std::optional<HolderRecord> record; // nullopt: no 'rlock:meta' (not rlock's, e.g. Redisson)
+};
+
+struct AcquireRequest {
+  LockKeys keys;
+  std::string owner;
+  Millis lease{30'000};
+  HolderInfo info;
+  std::optional<Millis> wait; // nullopt: one attempt only (-n)
+  // True when `owner` was made by this process (random_owner_token), so nobody
+  // else can hold it: finding it in the hash means an earlier send of ours was
+  // applied. False for a token given with --owner/RLOCK_OWNER (re-entry intended).
+  bool own_token = false;
 };
 
 struct AcquireResult {
@@ -33,20 +47,28 @@ struct AcquireResult {
   long long count = 0; // reentry count after this acquisition
   long long fence = 0; // fencing token of the current hold
   Millis lease{0};
-  TimePoint sent_at;  // when the request that answered was sent (lease start bound)
-  Holder holder; // when !acquired
+  TimePoint sent_at; // when the request that answered was first sent (lease start bound)
+  Holder holder;     // when !acquired
 };
 
-// One attempt to take or re-enter the lock. `op_id` identifies this logical
-// request: a retry with the same id after a lost reply is not counted twice.
-AcquireResult try_acquire(redis::Connection& conn, const LockKeys& keys, const std::string& owner,
-                          Millis lease, const std::string& op_id, const HolderInfo& info);
+// One attempt to take or re-enter the lock, identified by `op_id`: a resend of
+// it (after a lost reply, by `scope`'s policy) is applied once. With
+// request.own_token the script answers "acquired" when it finds the token
+// already there; otherwise the first application leaves a latch key
+// (rlock_acquire_latch:{NAME}:OP, living scope.policy.latch_lifetime()) holding
+// its answer, and a resend returns that answer unchanged.
+AcquireResult try_acquire(redis::Connection& conn, const AcquireRequest& request, const std::string& op_id,
+                          const redis::RetryScope& scope);
+
+// The scope of a one-shot command's request on `conn`: one resend of an
+// unanswered request, no waiting for an unreachable server.
+redis::RetryScope one_shot(const redis::Connection& conn, bool latched);
 
 enum class OwnerCheck {
-  ok,        // done
-  missing,   // no such lock
-  other,     // held by another owner (holder in `other_owner`)
-  foreign,   // a key of another type: never touched
+  ok,      // done
+  missing, // no such lock
+  other,   // held by another owner (token in `detail`)
+  foreign, // a key of another type: never touched
 };
 
 struct ReleaseResult {
@@ -55,9 +77,12 @@ struct ReleaseResult {
   std::string detail;      // other owner token, or the foreign key's type
 };
 
-// Undoes one level (or all) of `owner`'s hold; never touches another owner's lock.
-ReleaseResult release(redis::Connection& conn, const LockKeys& keys, const std::string& owner,
-                      bool all, const std::string& op_id);
+// Undoes one level (or all) of `owner`'s hold; never touches another owner's
+// lock. Applied once per `op_id`: the first application leaves a latch key
+// (redisson_unlock_latch:{NAME}:OP, as Redisson's unlock does) holding its
+// answer, and a resend gets that answer unchanged, for any lock layout.
+ReleaseResult release(redis::Connection& conn, const LockKeys& keys, const std::string& owner, bool all,
+                      const std::string& op_id);
 
 struct RenewResult {
   OwnerCheck check = OwnerCheck::ok;
@@ -66,30 +91,34 @@ struct RenewResult {
 };
 
 // Sets the lease of a lock `owner` holds to `lease` (0: the lease it was taken
-// with). Never re-creates a lock that has gone.
-RenewResult renew(redis::Connection& conn, const LockKeys& keys, const std::string& owner,
-                  Millis lease);
+// with, its record's ttl_ms if >= 1ms, at most 365d, else 30s). Never re-creates a lock
+// that has gone. Safe to send twice.
+RenewResult renew(redis::Connection& conn, const LockKeys& keys, const std::string& owner, Millis lease);
 
-// Deletes the lock whoever holds it. Returns the removed key's type, or nothing.
+// Deletes the lock whoever holds it (once, with a latch like release). Returns
+// the removed key's type, or nothing when there was nothing to remove.
 std::optional<std::string> force_unlock(redis::Connection& conn, const LockKeys& keys);
 
 struct LockState {
   std::string name;
   std::string type; // "none" when free
   Millis ttl{0};    // PTTL: -1 no expiry
-  std::vector<std::pair<std::string, long long>> owners; // token, count
-  std::string meta;                                      // raw JSON or empty
+  std::vector<std::pair<std::string, long long>> owners; // token, count (0: not a count)
+  std::optional<HolderRecord> record;                    // nullopt: no 'rlock:meta'
+  bool complete = true; // false: a hash too big to be a lock; its fields were not read
   bool held() const { return type != "none"; }
 };
 
-// Reads the state of several locks at once, changing nothing.
+// Reads the state of locks, changing nothing (in batches: bounded replies).
 std::vector<LockState> inspect(redis::Connection& conn, const std::vector<std::string>& names);
 
-// Names of lock-shaped hashes (owner fields with integer counts, or an
-// 'rlock:meta' field) whose names match a glob pattern; SCAN, bounded.
-std::vector<std::string> find_locks(redis::Connection& conn, const std::string& pattern);
+// The state of every lock-shaped hash whose name matches a glob pattern, sorted
+// by name: owner fields with positive integer counts, and a lease or rlock's
+// record. SCAN runs to its end (cursor 0); throws RedisError when it does not
+// end within a safety bound of rounds, never returns a short list.
+std::vector<LockState> find_locks(redis::Connection& conn, const std::string& pattern);
 
-// A fresh random operation id for try_acquire/release.
+// A fresh random operation id (16 hex digits) for try_acquire/release.
 std::string new_op_id();
 
 } // namespace rlock::lock

@@ -21,6 +21,7 @@ std::uint16_t crc16_xmodem(std::string_view data) {
 }
 
 constexpr std::size_t k_max_name = 1024;
+constexpr std::size_t k_max_token = 256;
 
 } // namespace
 
@@ -50,15 +51,46 @@ LockKeys keys_for(std::string_view name) {
     throw UsageError(fmt::format("lock name is {} bytes long; the limit is {}", name.size(), k_max_name));
   }
   LockKeys keys{std::string(name), prefixed_name("redisson_lock_token", name),
-                prefixed_name("redisson_lock__channel", name)};
+                prefixed_name("redisson_lock__channel", name), prefixed_name("redisson_unlock_latch", name),
+                prefixed_name("rlock_acquire_latch", name)};
   auto slot = hash_slot(keys.name);
-  if (hash_slot(keys.fence_key) != slot || hash_slot(keys.channel) != slot) {
+  // An op id is hex: every latch key of the lock hashes like this sample.
+  constexpr std::string_view k_sample_op = "0123456789abcdef";
+  if (hash_slot(keys.fence_key) != slot || hash_slot(keys.channel) != slot ||
+      hash_slot(latch_key(keys.unlock_latch, k_sample_op)) != slot ||
+      hash_slot(latch_key(keys.acquire_latch, k_sample_op)) != slot) {
     throw UsageError(fmt::format(
         "lock name {} has braces that would put its fencing key in another cluster hash slot; "
         "use a complete {{tag}} or no braces",
         quote(name)));
   }
   return keys;
+}
+
+std::string latch_key(std::string_view prefix, std::string_view op_id) {
+  return fmt::format("{}:{}", prefix, op_id);
+}
+
+bool is_reserved_field(std::string_view field) {
+  return field.starts_with("rlock:") || field == "mode";
+}
+
+void check_owner_token(std::string_view token, std::string_view source) {
+  if (token.empty() || token.size() > k_max_token) {
+    throw UsageError(fmt::format("{}: an owner token is 1 to {} bytes; this one is {}", source, k_max_token,
+                                 token.size()));
+  }
+  for (char ch : token) {
+    if (ch < 0x20 || ch > 0x7e) {
+      throw UsageError(
+          fmt::format("{}: owner token {} has a byte that is not printable ASCII", source, quote(token)));
+    }
+  }
+  if (is_reserved_field(token)) {
+    throw UsageError(fmt::format("{}: owner token {} is reserved: it could be mistaken for a field of the "
+                                 "lock's own record (rlock:meta, anything starting with rlock:, mode)",
+                                 source, quote(token)));
+  }
 }
 
 } // namespace rlock::lock

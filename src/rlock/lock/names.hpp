@@ -14,15 +14,33 @@ std::uint16_t hash_slot(std::string_view key);
 std::string prefixed_name(std::string_view prefix, std::string_view name);
 
 // The keys of one lock: the hash itself, Redisson's fencing counter and release
-// channel. All three share the lock's hash slot (checked by validate_name).
+// channel, and the prefixes of the latch keys that make a resent request answer
+// what the first one did (see latch_key). All share the lock's hash slot
+// (checked by keys_for).
 struct LockKeys {
   std::string name;
-  std::string fence_key; // redisson_lock_token:{NAME}
-  std::string channel;   // redisson_lock__channel:{NAME}
+  std::string fence_key;     // redisson_lock_token:{NAME}
+  std::string channel;       // redisson_lock__channel:{NAME}
+  std::string unlock_latch;  // redisson_unlock_latch:{NAME} (Redisson's unlock latch)
+  std::string acquire_latch; // rlock_acquire_latch:{NAME}
 };
 
 // Checks NAME (non-empty, at most 1024 bytes, companion keys in its hash slot) and
 // returns its keys. Throws UsageError saying what is wrong.
 LockKeys keys_for(std::string_view name);
+
+// The latch key of one request: "PREFIX:OP" (Redisson's getUnlockLatchName shape).
+// `op_id` is a new_op_id() (hex, no braces), so the key stays in PREFIX's slot.
+std::string latch_key(std::string_view prefix, std::string_view op_id);
+
+// True for a hash field that belongs to the lock's own record rather than to an
+// owner: rlock's 'rlock:meta' (and anything else starting with 'rlock:') and the
+// 'mode' field of Redisson's read-write locks.
+bool is_reserved_field(std::string_view field);
+
+// Checks an owner token given by the user: 1-256 printable ASCII bytes (0x20-0x7e)
+// and not a reserved field name. `source` names where it came from ("--owner",
+// "RLOCK_OWNER"). Throws UsageError saying why.
+void check_owner_token(std::string_view token, std::string_view source);
 
 } // namespace rlock::lock

@@ -13,18 +13,8 @@ namespace {
 // A holder with no lease (a foreign key without expiry, a lock caught between
 // DEL and re-creation) is checked again after this long.
 constexpr Millis k_recheck{1000};
-
-// Subscribes `sub` to the release channel and waits for the confirmation.
-void subscribe(redis::Connection& sub, const std::string& channel) {
-  sub.send({"SUBSCRIBE", channel});
-  redis::Reply reply;
-  if (!sub.read(reply, Clock::now() + sub.timeouts().io)) {
-    sub.close();
-    throw RedisError(RedisErrorKind::timeout, "no answer to SUBSCRIBE");
-  }
-}
-
-constexpr Millis k_retry_pause{250};
+// The terminal display is refreshed this often while waiting (no request is sent for it).
+constexpr Millis k_display_every{1000};
 
 // Throws Interrupted for a pending signal that ends a wait (SIGINT, SIGTERM...);
 // others in the set (SIGCHLD, SIGCONT) are the caller's business and dropped.
@@ -48,118 +38,164 @@ void pause_or_interrupt(SignalFd* signals, TimePoint until) {
   }
 }
 
+enum class Woken { nothing, released, lost };
+
+// Polls the subscription (when connected) and the signals until `until`.
+Woken wait_for_release(redis::Connection& sub, SignalFd* signals, TimePoint until) {
+  if (redis::Reply message; sub.connected() && sub.has_buffered_reply() && sub.read(message, Clock::now())) {
+    return Woken::released;
+  }
+  pollfd fds[2] = {{sub.connected() ? sub.fd() : -1, POLLIN, 0}, {signals ? signals->fd() : -1, POLLIN, 0}};
+  if (::poll(fds, 2, poll_timeout_ms(until)) <= 0) {
+    return Woken::nothing; // the time is up, or EINTR: the caller asks the plan again
+  }
+  if (signals != nullptr && (fds[1].revents & POLLIN)) {
+    throw_if_interrupted(*signals);
+  }
+  if (fds[0].revents == 0) {
+    return Woken::nothing;
+  }
+  try {
+    redis::Reply message;
+    sub.read(message, Clock::now() + Millis(100));
+    return Woken::released;
+  } catch (const RedisError& e) {
+    // The subscription broke (server restart, killed client): the holder's
+    // lease bounds what a lost message costs.
+    log::debug("subscription lost: {}", e.what());
+    sub.close();
+    return Woken::lost;
+  }
+}
+
 } // namespace
+
+WaitPlan::WaitPlan(std::optional<Millis> wait, TimePoint start)
+    : m_wait(wait), m_deadline(start + wait.value_or(Millis(0))) {}
+
+WaitPlan::Next WaitPlan::next(TimePoint now) const {
+  if (m_attempt_due) {
+    return {Step::attempt, {}};
+  }
+  if (!m_wait || m_answered_at >= m_deadline) {
+    return {Step::give_up, {}}; // no wait, or the last answer came at the deadline
+  }
+  if (!m_subscribed) {
+    if (m_subscribe_failed && now < m_subscribe_at) {
+      return {Step::wait, m_subscribe_at};
+    }
+    // At the deadline only a failed SUBSCRIBE gets its last try (its error is then final).
+    return now < m_deadline || m_subscribe_failed ? Next{Step::subscribe, {}} : Next{Step::give_up, {}};
+  }
+  if (now >= m_wake) {
+    return {Step::attempt, {}}; // the holder's lease ended, or one last look at the deadline
+  }
+  return {Step::wait, m_wake};
+}
+
+void WaitPlan::busy(Millis holder_ttl, TimePoint now) {
+  m_answered_at = now;
+  m_attempt_due = false;
+  m_wake = std::min(m_deadline, now + (holder_ttl.count() >= 0 ? holder_ttl + Millis(1) : k_recheck));
+}
+
+void WaitPlan::subscribed() {
+  m_subscribed = true;
+  m_subscribe_failed = false;
+  m_attempt_due = true;
+}
+
+void WaitPlan::subscription_lost() {
+  m_subscribed = false;
+}
+
+void WaitPlan::subscribe_failed(TimePoint retry_at) {
+  m_subscribed = false;
+  m_subscribe_failed = true;
+  m_subscribe_at = std::min(retry_at, m_deadline);
+}
+
+void WaitPlan::released() {
+  m_attempt_due = true;
+}
 
 AcquireResult acquire(redis::Connection& conn, const AcquireRequest& request, SignalFd* signals,
                       const BusyCallback& on_busy) {
-  const std::string op_id = new_op_id();
-  auto attempt = [&] {
-    return try_acquire(conn, request.keys, request.owner, request.lease, op_id, request.info);
-  };
-  const TimePoint deadline = Clock::now() + request.wait.value_or(Millis(0));
-  AcquireResult result;
-  for (;;) {
-    try {
-      result = attempt();
-      break;
-    } catch (const RedisError& e) {
-      // With a wait, an attempt sent but not answered (a paused server, a
-      // connection lost mid-request) is retried until the deadline. The retry
-      // carries the same op id: if the first one was applied after all, it is
-      // not counted twice. A server that cannot be reached at all fails now.
-      bool unanswered = e.kind() == RedisErrorKind::timeout || e.kind() == RedisErrorKind::closed;
-      if (!request.wait || !unanswered || Clock::now() >= deadline) {
-        throw;
-      }
-      log::debug("retrying the acquisition: {}", e.what());
-      pause_or_interrupt(signals, std::min(deadline, Clock::now() + k_retry_pause));
-    }
-  }
-  if (result.acquired || !request.wait) {
-    return result;
-  }
+  using redis::RetryPolicy;
+  const RetryPolicy policy(conn.timeouts(),
+                           request.wait ? RetryPolicy::Mode::waiter : RetryPolicy::Mode::one_shot);
+  WaitPlan plan(request.wait, Clock::now());
+  redis::RetryScope scope{policy, !request.own_token, plan.deadline(),
+                          [signals](TimePoint until) { pause_or_interrupt(signals, until); }};
   redis::Connection sub(conn.endpoint(), conn.timeouts());
+  redis::SendHistory sub_history; // failed SUBSCRIBEs since the last good one
+  sub_history.reached = true;     // subscribing comes after a busy answer
+  AcquireResult result;
+  TimePoint answered_at = Clock::now();
+  TimePoint next_display = answered_at;
+  // Bounded: each step either ends the loop, or moves the plan towards its
+  // deadline (a wait, a pause inside a retry) or makes an attempt after a
+  // subscription or a release message.
   for (;;) {
-    if (!sub.connected()) {
+    TimePoint now = Clock::now();
+    auto next = plan.next(now);
+    switch (next.step) {
+    case WaitPlan::Step::give_up:
+      return result;
+    case WaitPlan::Step::attempt:
+      result = try_acquire(conn, request, new_op_id(), scope);
+      if (result.acquired) {
+        return result;
+      }
+      answered_at = Clock::now();
+      plan.busy(result.holder.ttl, answered_at);
+      scope.reached = true;
+      break;
+    case WaitPlan::Step::subscribe:
       try {
-        subscribe(sub, request.keys.channel);
-        // A release between our last attempt and the subscription sent no
-        // message we could see: try again now that we are listening.
-        result = attempt();
+        sub.send({"SUBSCRIBE", request.keys.channel});
+        redis::Reply confirmation;
+        if (!sub.read(confirmation, Clock::now() + sub.timeouts().io)) {
+          sub.close();
+          throw RedisError(RedisErrorKind::timeout, "no answer to SUBSCRIBE");
+        }
+        sub_history = {};
+        sub_history.reached = true;
+        plan.subscribed();
       } catch (const RedisError& e) {
-        // Redis restarting or briefly unreachable: keep waiting until the
-        // deadline, then report the error itself.
-        if (e.exit_code() != ExitCode::unavailable || Clock::now() >= deadline) {
+        sub.close();
+        sub_history.failed(e.kind(), now);
+        auto decision = policy.decide(e.kind(), sub_history, Clock::now(), plan.deadline());
+        if (decision.action == RetryPolicy::Action::give_up) {
           throw;
         }
         log::debug("waiting for Redis: {}", e.what());
-        sub.close();
-        pause_or_interrupt(signals, std::min(deadline, Clock::now() + k_retry_pause));
-        continue;
+        plan.subscribe_failed(Clock::now() + decision.pause);
       }
-      if (result.acquired) {
-        return result;
-      }
-    }
-    auto now = Clock::now();
-    if (now >= deadline) {
-      return result;
-    }
-    Millis ttl = result.holder.ttl;
-    const TimePoint attempted = now;
-    TimePoint wake = std::min(deadline, now + (ttl.count() >= 0 ? ttl + Millis(1) : k_recheck));
-    bool retry = false;
-    TimePoint next_display = now;
-    while (!retry && Clock::now() < wake) {
-      if (on_busy && Clock::now() >= next_display) {
-        // Refresh the terminal line once a second; no request is sent for it.
+      break;
+    case WaitPlan::Step::wait: {
+      if (on_busy && now >= next_display) {
         Holder shown = result.holder;
-        auto elapsed = std::chrono::duration_cast<Millis>(Clock::now() - attempted);
+        auto elapsed = std::chrono::duration_cast<Millis>(now - answered_at);
         if (shown.ttl.count() >= 0) {
           shown.ttl = std::max(Millis(0), shown.ttl - elapsed);
         }
-        on_busy(shown, std::chrono::duration_cast<Millis>(deadline - Clock::now()));
-        next_display = Clock::now() + Millis(1000);
+        on_busy(shown, std::chrono::duration_cast<Millis>(plan.deadline() - now));
+        next_display = now + k_display_every;
       }
-      TimePoint poll_until = on_busy ? std::min(wake, next_display) : wake;
-      if (redis::Reply message; sub.has_buffered_reply() && sub.read(message, Clock::now())) {
-        retry = true;
+      TimePoint until = on_busy ? std::min(next.until, next_display) : next.until;
+      switch (wait_for_release(sub, signals, until)) {
+      case Woken::released:
+        plan.released();
         break;
+      case Woken::lost:
+        plan.subscription_lost();
+        break;
+      case Woken::nothing:
+        break; // the plan looks at the time
       }
-      pollfd fds[2] = {{sub.fd(), POLLIN, 0}, {signals ? signals->fd() : -1, POLLIN, 0}};
-      int rc = ::poll(fds, 2, poll_timeout_ms(poll_until));
-      if (rc < 0) {
-        continue; // EINTR
-      }
-      if (signals != nullptr && (fds[1].revents & POLLIN)) {
-        throw_if_interrupted(*signals);
-      }
-      if (fds[0].revents != 0) {
-        redis::Reply message;
-        try {
-          sub.read(message, Clock::now() + Millis(100));
-        } catch (const RedisError& e) {
-          // The subscription broke (server restart, killed client): subscribe
-          // again; the holder's lease bounds what a lost message costs.
-          log::debug("subscription lost: {}", e.what());
-          sub.close();
-        }
-        retry = true;
-      }
+      break;
     }
-    if (sub.connected()) {
-      try {
-        result = attempt();
-      } catch (const RedisError& e) {
-        if (e.exit_code() != ExitCode::unavailable || Clock::now() >= deadline) {
-          throw;
-        }
-        sub.close(); // subscribe and try again from the top
-        continue;
-      }
-      if (result.acquired) {
-        return result;
-      }
     }
   }
 }

@@ -8,26 +8,72 @@
 
 namespace rlock::lock {
 
-struct AcquireRequest {
-  LockKeys keys;
-  std::string owner;
-  Millis lease{30'000};
-  HolderInfo info;
-  std::optional<Millis> wait; // nullopt: one attempt only (-n)
+// The waiter's decisions, as LeaseClock is for the renewal thread: a small pure
+// class over the monotonic clock, unit-tested with made-up times. The caller
+// does the I/O, tells the plan what happened and asks what to do next.
+//
+// The first attempt always runs. After a busy answer: without a wait, give up;
+// with one, subscribe to the release channel, then attempt again (a release
+// between the attempt and the subscription sent no message we could see), then
+// wait for a release message or the holder's lease end (+1ms; 1s when the holder
+// has no lease), whichever comes first, but never past the deadline; a wait that
+// reaches the deadline makes one last attempt. A broken subscription is
+// re-subscribed (then attempt again); a failed subscribe is tried again when the
+// caller says (its RetryPolicy), once more at the deadline at the latest.
+class WaitPlan {
+public:
+  enum class Step {
+    attempt,   // send a new attempt (new op id)
+    subscribe, // SUBSCRIBE to the release channel
+    wait,      // wait until `until` for a release message (when subscribed) or a signal
+    give_up,   // return the last busy answer
+  };
+  struct Next {
+    Step step = Step::attempt;
+    TimePoint until{}; // for Step::wait
+  };
+
+  // `wait`: nullopt for one attempt only (-n).
+  WaitPlan(std::optional<Millis> wait, TimePoint start);
+
+  TimePoint deadline() const { return m_deadline; }
+  Next next(TimePoint now) const;
+
+  // An attempt was answered: held by someone else for `holder_ttl` (negative: no lease).
+  void busy(Millis holder_ttl, TimePoint now);
+  void subscribed();
+  // The subscription broke: subscribe again.
+  void subscription_lost();
+  // SUBSCRIBE failed; try again at `retry_at`.
+  void subscribe_failed(TimePoint retry_at);
+  // A release message arrived: attempt now.
+  void released();
+
+private:
+  std::optional<Millis> m_wait;
+  TimePoint m_deadline;
+  TimePoint m_answered_at = TimePoint::min(); // when the last attempt was answered busy
+  bool m_attempt_due = true;                  // the next step is an attempt
+  bool m_subscribed = false;
+  bool m_subscribe_failed = false;
+  TimePoint m_subscribe_at{}; // after a failed SUBSCRIBE
+  TimePoint m_wake{};         // the holder's lease end after the last busy answer
 };
 
 // Called while waiting, after each busy attempt, with the holder and the time
 // left until the wait's deadline (for the terminal display).
 using BusyCallback = std::function<void(const Holder& holder, Millis wait_left)>;
 
-// Takes the lock, waiting up to request.wait without polling: after a busy
-// attempt it subscribes to the release channel on a second connection and tries
-// again on each release message, or when the holder's lease runs out, whichever
-// comes first. All attempts share one op id, so a late-applied attempt is never
-// counted twice. Returns the last attempt's result (acquired or busy at the
+// Takes the lock, waiting up to request.wait without polling, as WaitPlan
+// decides: on a second connection it subscribes to the release channel and tries
+// again on each release message, or when the holder's lease runs out. Each
+// attempt has its own op id; only an attempt that got no answer is sent again
+// (same op id, by the one RetryPolicy: once without a wait, until the deadline
+// with one). Returns the last attempt's result (acquired or busy at the
 // deadline). Throws Interrupted when a signal arrives on `signals` while
-// waiting, and RedisError when Redis cannot be reached.
-AcquireResult acquire(redis::Connection& conn, const AcquireRequest& request,
-                      SignalFd* signals, const BusyCallback& on_busy);
+// waiting, and RedisError when Redis cannot be reached (a timeout, closed or io
+// kind: the last attempt may still be applied).
+AcquireResult acquire(redis::Connection& conn, const AcquireRequest& request, SignalFd* signals,
+                      const BusyCallback& on_busy);
 
 } // namespace rlock::lock

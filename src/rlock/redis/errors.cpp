@@ -7,17 +7,6 @@ namespace rlock {
 RedisError::RedisError(RedisErrorKind kind, const std::string& message)
     : Error(exit_code_for(kind), message), m_kind(kind) {}
 
-bool RedisError::transient() const {
-  switch (m_kind) {
-  case RedisErrorKind::connect:
-  case RedisErrorKind::loading:
-  case RedisErrorKind::busy:
-    return true;
-  default:
-    return false;
-  }
-}
-
 ExitCode exit_code_for(RedisErrorKind kind) {
   switch (kind) {
   case RedisErrorKind::connect:

@@ -7,8 +7,8 @@
 
 namespace rlock {
 
-// What went wrong talking to Redis. Kind decides the exit code and whether a
-// request may be retried on a fresh connection.
+// What went wrong talking to Redis. Kind decides the exit code and, through
+// redis::RetryPolicy, whether a request is sent again.
 enum class RedisErrorKind {
   connect,  // could not connect (refused, unreachable, DNS, connect timeout)
   timeout,  // a request got no (whole) reply in time: it may still be applied
@@ -29,10 +29,9 @@ enum class RedisErrorKind {
 class RedisError : public Error {
 public:
   RedisError(RedisErrorKind kind, const std::string& message);
+  // What a failed request tells about being applied, and whether to resend it:
+  // decided in one place, redis/retry.hpp (outcome_of, RetryPolicy).
   RedisErrorKind kind() const { return m_kind; }
-  // True when the server may not have seen the request (or it is safe to resend),
-  // e.g. connect failed, LOADING, BUSY.
-  bool transient() const;
 
 private:
   RedisErrorKind m_kind;

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rlock::lock {
+
+// What rlock's 'rlock:meta' field says about a holder, as far as it can be read.
+// The field is data, not trust: anyone can write it. Each value is kept only when
+// it has the right type and a sane range; anything else (wrong type, null, a
+// huge or fractional number, a non-object document, invalid UTF-8) leaves it
+// empty. Nothing in it is used for a safety decision.
+struct HolderRecord {
+  std::optional<std::string> host;
+  std::optional<long long> pid; // 1 .. 2^31-1
+  std::optional<std::string> command;
+  std::optional<long long> acquired_at_ms; // server time, ms since the epoch (up to year 9999)
+  std::optional<long long> ttl_ms;         // the lease it was taken with: 1ms .. 365 days
+  std::optional<long long> fence;          // >= 0
+  std::optional<std::string> version;
+
+  // True when at least one value could be read.
+  bool readable() const;
+};
+
+// Parses the raw value of an 'rlock:meta' field. Never throws: an unreadable
+// value gives a record with nothing in it. Strings are cut to 1024 bytes.
+HolderRecord parse_holder_record(std::string_view raw);
+
+} // namespace rlock::lock

@@ -1,0 +1,148 @@
+#include <rlock/core/log.hpp>
+#include <rlock/redis/retry.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <thread>
+
+namespace rlock::redis {
+
+Outcome outcome_of(RedisErrorKind kind) {
+  switch (kind) {
+  case RedisErrorKind::connect:
+    return Outcome::not_sent;
+  case RedisErrorKind::timeout:
+  case RedisErrorKind::closed:
+  case RedisErrorKind::io:
+    return Outcome::unknown;
+  case RedisErrorKind::loading:
+  case RedisErrorKind::busy:
+    return Outcome::not_applied;
+  default:
+    return Outcome::final;
+  }
+}
+
+void SendHistory::failed(RedisErrorKind kind, TimePoint started) {
+  ++tries;
+  Outcome outcome = outcome_of(kind);
+  if (outcome != Outcome::not_sent && !first_sent) {
+    first_sent = started;
+  }
+  if (outcome == Outcome::unknown) {
+    ++unanswered;
+  }
+}
+
+RetryPolicy::RetryPolicy(Timeouts timeouts, Mode mode) : m_timeouts(timeouts), m_mode(mode) {}
+
+Millis RetryPolicy::request_span() const {
+  return m_timeouts.connect + 2 * m_timeouts.io;
+}
+
+Millis RetryPolicy::resend_window() const {
+  return 2 * request_span();
+}
+
+Millis RetryPolicy::latch_lifetime() const {
+  return 2 * resend_window();
+}
+
+Millis RetryPolicy::pause_after(int tries) {
+  Millis pause{100};
+  for (int i = 1; i < tries && pause < Millis(1000); ++i) {
+    pause *= 2;
+  }
+  return std::min(pause, Millis(1000));
+}
+
+Millis RetryPolicy::renewal_backoff(int failures, Millis interval) {
+  Millis cap = std::max(Millis(100), interval / 2);
+  Millis pause{100};
+  for (int i = 1; i < failures && pause < cap; ++i) {
+    pause *= 2;
+  }
+  return std::min(pause, cap);
+}
+
+RetryPolicy::Decision RetryPolicy::decide(RedisErrorKind kind, const SendHistory& history, TimePoint now,
+                                          std::optional<TimePoint> deadline) const {
+  const Decision give_up{Action::give_up, Millis(0)};
+  Outcome outcome = outcome_of(kind);
+  if (outcome == Outcome::final) {
+    return give_up;
+  }
+  // A request that may already have been applied is resent only while its
+  // latch is sure to answer the resend (the resend's whole span inside the window).
+  if (history.latched && history.unanswered > 0 && history.first_sent &&
+      now + request_span() > *history.first_sent + resend_window()) {
+    return give_up;
+  }
+  if (m_mode == Mode::one_shot) {
+    switch (outcome) {
+    case Outcome::unknown:
+      return history.unanswered <= 1 ? Decision{Action::resend_now, Millis(0)} : give_up;
+    case Outcome::not_applied: {
+      TimePoint until = history.first_sent.value_or(now) + request_span();
+      if (now >= until) {
+        return give_up;
+      }
+      auto left = std::chrono::ceil<Millis>(until - now);
+      return {Action::resend_after_pause, std::min(pause_after(history.tries), left)};
+    }
+    default:
+      return give_up; // not_sent: a one-shot command fails at once
+    }
+  }
+  if (!deadline || now >= *deadline) {
+    return give_up;
+  }
+  if (outcome == Outcome::not_sent && !history.reached && !history.first_sent) {
+    return give_up; // never reached the server: a wrong URL, or a server that is down
+  }
+  if (outcome == Outcome::unknown) {
+    return {Action::resend_now, Millis(0)};
+  }
+  auto left = std::chrono::ceil<Millis>(*deadline - now);
+  return {Action::resend_after_pause, std::min(pause_after(history.tries), left)};
+}
+
+Reply send_with_retries(const RetryScope& scope, const std::function<Reply()>& send) {
+  SendHistory history;
+  history.latched = scope.latched;
+  history.reached = scope.reached;
+  std::optional<RedisError> first_unanswered;
+  for (;;) {
+    TimePoint started = Clock::now();
+    try {
+      return send();
+    } catch (const RedisError& e) {
+      history.failed(e.kind(), started);
+      if (outcome_of(e.kind()) == Outcome::unknown && !first_unanswered) {
+        first_unanswered = e;
+      }
+      auto decision = scope.policy.decide(e.kind(), history, Clock::now(), scope.deadline);
+      if (decision.action == RetryPolicy::Action::give_up) {
+        Outcome last = outcome_of(e.kind());
+        if (first_unanswered && (last == Outcome::not_sent || last == Outcome::not_applied)) {
+          throw RedisError(
+              first_unanswered->kind(),
+              fmt::format("{} (after a request that got no reply: it may still be applied)", e.what()));
+        }
+        throw;
+      }
+      log::debug("sending again ({}): {}", history.tries, e.what());
+      if (decision.action == RetryPolicy::Action::resend_after_pause) {
+        TimePoint until = Clock::now() + decision.pause;
+        if (scope.pause) {
+          scope.pause(until);
+        } else {
+          std::this_thread::sleep_until(until);
+        }
+      }
+    }
+  }
+}
+
+} // namespace rlock::redis

@@ -1,0 +1,73 @@
+#include <rlock/lock/record.hpp>
+
+#include <doctest/doctest.h>
+
+using rlock::lock::parse_holder_record;
+
+TEST_CASE("record: rlock's own record is read whole") {
+  auto r =
+      parse_holder_record(R"({"host":"h1","pid":42,"command":"./deploy.sh","acquired_at_ms":1700000000000,)"
+                          R"("ttl_ms":30000,"fence":1700000000123,"version":"0.1.0"})");
+  CHECK(r.readable());
+  CHECK(r.host == "h1");
+  CHECK(r.pid == 42);
+  CHECK(r.command == "./deploy.sh");
+  CHECK(r.acquired_at_ms == 1700000000000LL);
+  CHECK(r.ttl_ms == 30000);
+  CHECK(r.fence == 1700000000123LL);
+  CHECK(r.version == "0.1.0");
+}
+
+TEST_CASE("record: wrong types and nulls leave just those values out") {
+  auto r = parse_holder_record(R"({"host":null,"pid":"x","command":123,"fence":7,"version":["a"]})");
+  CHECK(r.readable());
+  CHECK_FALSE(r.host);
+  CHECK_FALSE(r.pid);
+  CHECK_FALSE(r.command);
+  CHECK_FALSE(r.version);
+  CHECK(r.fence == 7);
+  r = parse_holder_record(R"({"host":{"a":1},"pid":true,"ttl_ms":"30000","acquired_at_ms":null})");
+  CHECK_FALSE(r.readable());
+}
+
+TEST_CASE("record: numbers out of range, fractional, huge or negative are not believed") {
+  auto r =
+      parse_holder_record(R"({"pid":1e300,"fence":-1,"ttl_ms":0,"acquired_at_ms":99999999999999999999})");
+  CHECK_FALSE(r.pid);
+  CHECK_FALSE(r.fence);
+  CHECK_FALSE(r.ttl_ms);
+  CHECK_FALSE(r.acquired_at_ms);
+  r = parse_holder_record(R"({"pid":4.5,"ttl_ms":31536000001,"fence":18446744073709551615})");
+  CHECK_FALSE(r.pid);
+  CHECK_FALSE(r.ttl_ms); // over 365 days
+  CHECK_FALSE(r.fence);  // over 2^63-1
+  r = parse_holder_record(R"({"pid":2147483648,"acquired_at_ms":253402300800000})");
+  CHECK_FALSE(r.pid);
+  CHECK_FALSE(r.acquired_at_ms); // after year 9999
+  // cjson writes large whole numbers as floats: those are kept.
+  r = parse_holder_record(R"({"fence":1.700000000123e12,"ttl_ms":30000.0,"pid":7})");
+  CHECK(r.fence == 1700000000123LL);
+  CHECK(r.ttl_ms == 30000);
+  CHECK(r.pid == 7);
+}
+
+TEST_CASE("record: anything that is not a JSON object gives an empty record") {
+  for (const char* raw :
+       {"", "not json", "[1,2,3]", "42", "\"text\"", "null", "{\"host\":", "{\"host\":\"h\"} x"}) {
+    CAPTURE(raw);
+    auto r = parse_holder_record(raw);
+    CHECK_FALSE(r.readable());
+  }
+  CHECK_FALSE(parse_holder_record(std::string(100'000, '[')).readable());
+}
+
+TEST_CASE("record: invalid UTF-8 is unreadable; long strings are cut at a character") {
+  CHECK_FALSE(parse_holder_record("{\"host\":\"\xff\xfe\"}").readable());
+  std::string long_host = std::string(1023, 'a') + "\xc3\xa9" + std::string(10, 'b'); // é straddles byte 1024
+  auto r = parse_holder_record("{\"host\":\"" + long_host + "\"}");
+  REQUIRE(r.host);
+  CHECK(r.host->size() == 1023);
+  r = parse_holder_record("{\"command\":\"" + std::string(5000, 'c') + "\"}");
+  REQUIRE(r.command);
+  CHECK(r.command->size() == 1024);
+}

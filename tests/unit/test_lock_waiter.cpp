@@ -1,0 +1,103 @@
+#include <rlock/lock/waiter.hpp>
+
+#include <doctest/doctest.h>
+
+using rlock::Millis;
+using rlock::TimePoint;
+using rlock::lock::WaitPlan;
+using Step = WaitPlan::Step;
+
+namespace {
+const TimePoint t0{};
+}
+
+TEST_CASE("waiter: without a wait, one attempt and then give up") {
+  WaitPlan plan(std::nullopt, t0);
+  CHECK(plan.next(t0).step == Step::attempt);
+  plan.busy(Millis(5000), t0 + Millis(1));
+  CHECK(plan.next(t0 + Millis(1)).step == Step::give_up);
+  WaitPlan zero(Millis(0), t0); // -w 0 tries once, as flock does
+  CHECK(zero.next(t0).step == Step::attempt);
+  zero.busy(Millis(5000), t0 + Millis(1));
+  CHECK(zero.next(t0 + Millis(1)).step == Step::give_up);
+}
+
+TEST_CASE("waiter: busy, subscribe, attempt again, then wait for the holder's lease end") {
+  WaitPlan plan(Millis(10'000), t0);
+  CHECK(plan.deadline() == t0 + Millis(10'000));
+  plan.busy(Millis(3000), t0 + Millis(2));
+  CHECK(plan.next(t0 + Millis(2)).step == Step::subscribe);
+  plan.subscribed();
+  CHECK(plan.next(t0 + Millis(3)).step == Step::attempt); // closes the race with a release before SUBSCRIBE
+  plan.busy(Millis(2990), t0 + Millis(10));
+  auto next = plan.next(t0 + Millis(10));
+  CHECK(next.step == Step::wait);
+  CHECK(next.until == t0 + Millis(3001)); // lease end + 1ms
+  CHECK(plan.next(t0 + Millis(2000)).step == Step::wait);
+  CHECK(plan.next(t0 + Millis(3001)).step == Step::attempt); // no message came: look at the lease end
+}
+
+TEST_CASE("waiter: a release message means attempt now") {
+  WaitPlan plan(Millis(10'000), t0);
+  plan.busy(Millis(60'000), t0);
+  plan.subscribed();
+  plan.busy(Millis(60'000), t0 + Millis(1));
+  CHECK(plan.next(t0 + Millis(500)).until == t0 + Millis(10'000)); // the lease outlasts the wait
+  plan.released();
+  CHECK(plan.next(t0 + Millis(500)).step == Step::attempt);
+  plan.busy(Millis(100), t0 + Millis(501)); // taken by someone else meanwhile
+  CHECK(plan.next(t0 + Millis(501)).until == t0 + Millis(602));
+}
+
+TEST_CASE("waiter: one last look at the deadline, then give up") {
+  WaitPlan plan(Millis(1000), t0);
+  plan.busy(Millis(60'000), t0);
+  plan.subscribed();
+  plan.busy(Millis(60'000), t0 + Millis(5));
+  auto next = plan.next(t0 + Millis(5));
+  CHECK(next.step == Step::wait);
+  CHECK(next.until == t0 + Millis(1000));
+  CHECK(plan.next(t0 + Millis(1000)).step == Step::attempt);
+  plan.busy(Millis(59'000), t0 + Millis(1001));
+  CHECK(plan.next(t0 + Millis(1001)).step == Step::give_up);
+}
+
+TEST_CASE("waiter: a holder without a lease is looked at again every second") {
+  WaitPlan plan(Millis(10'000), t0);
+  plan.busy(Millis(-1), t0);
+  plan.subscribed();
+  plan.busy(Millis(-1), t0);
+  CHECK(plan.next(t0).until == t0 + Millis(1000));
+}
+
+TEST_CASE("waiter: a lost subscription is renewed, then an attempt closes the gap") {
+  WaitPlan plan(Millis(10'000), t0);
+  plan.busy(Millis(5000), t0);
+  plan.subscribed();
+  plan.busy(Millis(5000), t0);
+  plan.subscription_lost();
+  CHECK(plan.next(t0 + Millis(100)).step == Step::subscribe);
+  plan.subscribed();
+  CHECK(plan.next(t0 + Millis(101)).step == Step::attempt);
+}
+
+TEST_CASE("waiter: a failed SUBSCRIBE is tried again when told, and once more at the deadline") {
+  WaitPlan plan(Millis(1000), t0);
+  plan.busy(Millis(5000), t0);
+  CHECK(plan.next(t0).step == Step::subscribe);
+  plan.subscribe_failed(t0 + Millis(100));
+  auto next = plan.next(t0 + Millis(1));
+  CHECK(next.step == Step::wait);
+  CHECK(next.until == t0 + Millis(100));
+  CHECK(plan.next(t0 + Millis(100)).step == Step::subscribe);
+  plan.subscribe_failed(t0 + Millis(5000)); // never past the deadline
+  CHECK(plan.next(t0 + Millis(200)).until == t0 + Millis(1000));
+  CHECK(plan.next(t0 + Millis(1000)).step == Step::subscribe); // its error is then final
+  // Without a failure, nothing is subscribed after the deadline.
+  WaitPlan late(Millis(1000), t0);
+  late.busy(Millis(5000), t0 + Millis(999));
+  late.subscribed();
+  late.busy(Millis(5000), t0 + Millis(999));
+  late.subscription_lost();
+  CHECK(late.next(t0 + Millis(1000)).step == Step::give_up);
+}
