@@ -199,3 +199,11 @@ TEST_CASE("retry: send_with_retries resends the same request as decided, and say
     CHECK(std::string(e.what()).find("may still be applied") != std::string::npos);
   }
 }
+
+TEST_CASE("retry: the renewal thread's requests are never resent here (its own loop retries)") {
+  RetryPolicy policy(k_timeouts, RetryPolicy::Mode::renewal);
+  for (auto kind : {RedisErrorKind::timeout, RedisErrorKind::closed, RedisErrorKind::connect,
+                    RedisErrorKind::loading}) {
+    CHECK(policy.decide(kind, after({kind}, false), t0, t0 + Millis(60'000)).action == Action::give_up);
+  }
+}

@@ -165,8 +165,10 @@ ReleaseResult release(redis::Connection& conn, const LockKeys& keys, const std::
   return result;
 }
 
-RenewResult renew(redis::Connection& conn, const LockKeys& keys, const std::string& owner, Millis lease) {
-  auto reply = run_script(conn, one_shot(conn, false), scripts::renew, {keys.name}, {owner, ms(lease)});
+RenewResult renew(redis::Connection& conn, const LockKeys& keys, const std::string& owner, Millis lease,
+                  redis::RetryPolicy::Mode mode) {
+  redis::RetryScope scope{redis::RetryPolicy(conn.timeouts(), mode), false, std::nullopt, {}};
+  auto reply = run_script(conn, scope, scripts::renew, {keys.name}, {owner, ms(lease)});
   long long code = element(reply, 0).as_integer();
   RenewResult result;
   result.check = owner_check(code);

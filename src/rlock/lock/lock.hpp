@@ -92,8 +92,10 @@ struct RenewResult {
 
 // Sets the lease of a lock `owner` holds to `lease` (0: the lease it was taken
 // with, its record's ttl_ms if >= 1ms, at most 365d, else 30s). Never re-creates a lock
-// that has gone. Safe to send twice.
-RenewResult renew(redis::Connection& conn, const LockKeys& keys, const std::string& owner, Millis lease);
+// that has gone. Safe to send twice. `mode`: the retry policy's mode (the
+// renewal thread passes Mode::renewal: its own loop tries again).
+RenewResult renew(redis::Connection& conn, const LockKeys& keys, const std::string& owner, Millis lease,
+                  redis::RetryPolicy::Mode mode = redis::RetryPolicy::Mode::one_shot);
 
 // Deletes the lock whoever holds it (once, with a latch like release). Returns
 // the removed key's type, or nothing when there was nothing to remove.

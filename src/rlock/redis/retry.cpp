@@ -70,7 +70,7 @@ RetryPolicy::Decision RetryPolicy::decide(RedisErrorKind kind, const SendHistory
                                           std::optional<TimePoint> deadline) const {
   const Decision give_up{Action::give_up, Millis(0)};
   Outcome outcome = outcome_of(kind);
-  if (outcome == Outcome::final) {
+  if (outcome == Outcome::final || m_mode == Mode::renewal) {
     return give_up;
   }
   // A request that may already have been applied is resent only while its

@@ -47,6 +47,7 @@ struct SendHistory {
 //                now + request_span() <= first_sent + resend_window()
 //   not_applied  pause, then resend, until the deadline (one-shot: first_sent + request_span())
 //   final        give up
+//   (renewal mode gives up at once: the renewal thread's loop is the retry)
 //
 // The figures (connect C, I/O timeout T; defaults 2s, 2s):
 //   request_span()   = C + 2T  (6s): the longest one try can take (connect, AUTH/SELECT,
@@ -61,6 +62,8 @@ public:
   enum class Mode {
     one_shot, // a command that answers once (release, renew, status, acquire -n)
     waiter,   // acquire -w: keeps trying until its deadline
+    renewal,  // the renewal thread: never resends here; its own loop tries again
+              // after renewal_backoff(), until the supervisor's deadline
   };
   enum class Action { resend_now, resend_after_pause, give_up };
   struct Decision {

@@ -1,5 +1,6 @@
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
+#include <rlock/redis/retry.hpp>
 #include <rlock/run/watchdog.hpp>
 
 #include <sys/eventfd.h>
@@ -69,7 +70,7 @@ void Watchdog::notify() {
 void Watchdog::loop() {
   const Millis interval = m_clock.interval();
   TimePoint next = m_first_renewal;
-  Millis backoff{0};
+  int failures = 0; // failed renewals in a row
   std::unique_lock lock(m_mutex);
   for (;;) {
     m_cv.wait_until(lock, next, [&] { return m_stop; });
@@ -89,7 +90,7 @@ void Watchdog::loop() {
     lock::RenewResult result;
     std::string error;
     try {
-      result = lock::renew(m_conn, m_keys, m_owner, m_ttl);
+      result = lock::renew(m_conn, m_keys, m_owner, m_ttl, redis::RetryPolicy::Mode::renewal);
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -103,8 +104,7 @@ void Watchdog::loop() {
       // deadline; it decides when the lease can no longer be trusted.
       bool first = m_state.last_error.empty();
       m_state.last_error = error;
-      backoff = std::clamp(backoff * 2, Millis(100), std::max(Millis(100), interval / 2));
-      next = now + backoff;
+      next = now + redis::RetryPolicy::renewal_backoff(++failures, interval);
       if (first) {
         lock.unlock(); // never write to stderr while holding what the supervisor reads
         log::warning("cannot renew {} on {}: {}; retrying", quote(m_keys.name), m_conn.describe(), error);
@@ -127,7 +127,7 @@ void Watchdog::loop() {
     }
     bool recovered = !m_state.last_error.empty();
     m_state.last_error.clear();
-    backoff = Millis(0);
+    failures = 0;
     m_clock.confirmed(sent, now);
     m_state.stop_at = m_clock.stop_at();
     m_state.kill_at = m_clock.kill_at();
