@@ -268,8 +268,10 @@ int cmd_run(Context& ctx) {
   spec.wait_descendants = inv.wait_descendants;
   spec.label = ctx.label;
   SignalFd signals = run::make_run_signals();
+  run::Guardian guardian;
+  run::prepare(spec, guardian); // forked while the lock is requested
   auto acquired = acquire_or_busy(ctx, spec.request, signals);
-  return run::supervise(ctx.conn, spec, acquired, signals);
+  return run::supervise(ctx.conn, spec, acquired, signals, guardian);
 }
 
 } // namespace

@@ -29,7 +29,15 @@ namespace {
 
 sighandler_t g_sigpipe_before = SIG_DFL;
 
-// One message from the guardian to rlock: a pipe write of 8 bytes is atomic.
+// rlock's first message to the guardian: start CMD. Pipe writes this small
+// are atomic.
+struct Launch {
+  std::int64_t fence;
+  std::int32_t take_terminal;
+  std::int32_t unused;
+};
+
+// One message from the guardian to rlock.
 struct Report {
   enum Kind : std::int32_t { started, spawn_failed, stopped, exited, exited_alone, tree_empty };
   std::int32_t kind;
@@ -66,7 +74,7 @@ std::string find_in_path(const std::string& file) {
 }
 
 // Starts CMD as the guardian's child. Returns 0 and sets `pid`, or an errno.
-int spawn_cmd(const ChildSpec& spec, pid_t& pid) {
+int spawn_cmd(const ChildSpec& spec, bool take_terminal, pid_t& pid) {
   posix_spawnattr_t attr;
   posix_spawn_file_actions_t actions;
   posix_spawnattr_init(&attr);
@@ -92,7 +100,7 @@ int spawn_cmd(const ChildSpec& spec, pid_t& pid) {
     reinterpret_cast<unsigned long*>(&defaults)[(sig - 1) / k_bits] |= 1UL << ((sig - 1) % k_bits);
   }
   posix_spawnattr_setsigdefault(&attr, &defaults);
-  if (spec.take_terminal) {
+  if (take_terminal) {
     // Done in the child before exec, while glibc keeps every signal blocked
     // there (so SIGTTOU cannot stop it).
     posix_spawn_file_actions_addtcsetpgrp_np(&actions, STDIN_FILENO);
@@ -153,8 +161,16 @@ void close_all_but(std::vector<int> keep) {
     _exit(0);
   }
 
+  Launch launch{};
+  ssize_t got;
+  while ((got = ::read(ctl_fd, &launch, sizeof launch)) < 0 && errno == EINTR) {
+  }
+  if (got != sizeof launch) {
+    _exit(0); // rlock did not get the lock (or died): nothing to start
+  }
+  setenv("RLOCK_FENCE", std::to_string(launch.fence).c_str(), 1);
   pid_t cmd = -1;
-  int err = spawn_cmd(spec, cmd);
+  int err = spawn_cmd(spec, launch.take_terminal != 0, cmd);
   if (err != 0) {
     send_report(report_fd, Report::spawn_failed, err);
     _exit(0);
@@ -197,10 +213,14 @@ void close_all_but(std::vector<int> keep) {
       bool alone = pid < 0 && errno == ECHILD;
       if (cmd_status >= 0) {
         send_report(report_fd, alone ? Report::exited_alone : Report::exited, cmd_status);
-        cmd_done = !alone;
+        cmd_done = true;
       } else if (alone && cmd_done) {
         send_report(report_fd, Report::tree_empty, 0);
-        cmd_done = false;
+      }
+      if (alone && cmd_done) {
+        // Nothing left to guard: exit now, so that tearing this process down
+        // overlaps rlock's release instead of following it.
+        _exit(0);
       }
     }
     if (fds[0].revents != 0) {
@@ -227,7 +247,7 @@ Guardian::~Guardian() {
   disarm();
 }
 
-void Guardian::start(const ChildSpec& spec) {
+void Guardian::prepare(const ChildSpec& spec) {
   int ctl[2];
   int report[2];
   if (pipe2(ctl, O_CLOEXEC) != 0) {
@@ -259,7 +279,14 @@ void Guardian::start(const ChildSpec& spec) {
   m_pid = pid;
   m_ctl = ctl[1];
   m_report = report[0];
+  m_command = spec.argv.front();
+}
 
+void Guardian::launch(long long fence, bool take_terminal) {
+  Launch launch{fence, take_terminal ? 1 : 0, 0};
+  if (::write(m_ctl, &launch, sizeof launch) != sizeof launch) {
+    throw Error(ExitCode::software, fmt::format("cannot reach the guardian process: {}", std::strerror(errno)));
+  }
   Report first{};
   ssize_t n;
   while ((n = ::read(m_report, &first, sizeof first)) < 0 && errno == EINTR) {
@@ -276,7 +303,7 @@ void Guardian::start(const ChildSpec& spec) {
   int err = first.value;
   bool missing = err == ENOENT || err == ENOTDIR;
   throw Error(missing ? ExitCode::not_found : ExitCode::cannot_execute,
-              fmt::format("{}: {}", printable(spec.argv.front()), missing ? "command not found" : std::strerror(err)));
+              fmt::format("{}: {}", printable(m_command), missing ? "command not found" : std::strerror(err)));
 }
 
 std::vector<ChildEvent> Guardian::read_events() {
@@ -298,9 +325,11 @@ std::vector<ChildEvent> Guardian::read_events() {
       case Report::exited_alone:
         events.push_back({ChildEvent::Kind::exited, report.value});
         events.push_back({ChildEvent::Kind::tree_empty, 0});
+        m_tree_empty = true;
         break;
       case Report::tree_empty:
         events.push_back({ChildEvent::Kind::tree_empty, 0});
+        m_tree_empty = true;
         break;
       default:
         break;
@@ -312,7 +341,9 @@ std::vector<ChildEvent> Guardian::read_events() {
     }
     if (n == 0) {
       m_gone = true;
-      events.push_back({ChildEvent::Kind::guardian_gone, 0});
+      if (!m_tree_empty) { // after the tree is gone, the guardian exits by itself
+        events.push_back({ChildEvent::Kind::guardian_gone, 0});
+      }
     }
     return events;
   }

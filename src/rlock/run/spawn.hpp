@@ -8,7 +8,6 @@ namespace rlock::run {
 
 struct ChildSpec {
   std::vector<std::string> argv; // searched in PATH
-  bool take_terminal = false;    // make CMD's group the terminal's foreground
   bool kill_if_orphaned = true;  // when rlock dies, the guardian kills CMD's tree
 };
 
@@ -29,13 +28,15 @@ struct ChildEvent {
 };
 
 // The guardian: a process between rlock and CMD that makes every descendant
-// of CMD stay within reach. rlock forks it (while rlock has one thread); it
-// makes itself a child subreaper, so CMD's orphans (double forks, setsid) are
+// of CMD stay within reach. rlock forks it before it asks for the lock (while
+// rlock has one thread), so the fork is not on the way from "acquired" to "CMD
+// runs"; it waits to be told to start CMD, makes itself a child subreaper, so CMD's orphans (double forks, setsid) are
 // reparented to it and never escape; it starts CMD with posix_spawn in a
 // process group of its own (pgid = pid) with an empty signal mask and the
 // signal dispositions rlock was started with (an ignored SIGINT stays ignored,
 // as with flock); it reaps CMD and reports its status, and reports when the
-// last process of CMD's tree is gone. If rlock dies (SIGKILL), the pipe from
+// last process of CMD's tree is gone (and then exits: nothing is left to
+// guard). If rlock dies (SIGKILL), the pipe from
 // rlock reads EOF and the guardian SIGKILLs the whole tree before exiting.
 class Guardian {
 public:
@@ -44,10 +45,15 @@ public:
   Guardian(const Guardian&) = delete;
   Guardian& operator=(const Guardian&) = delete;
 
-  // Starts the guardian and CMD; returns once CMD runs. Throws Error with exit
-  // code 127 (not found) or 126 (cannot execute) when CMD cannot be started,
-  // or 70 when the guardian cannot be.
-  void start(const ChildSpec& spec);
+  // Forks the guardian, which waits for launch(). CMD's environment is rlock's
+  // at this point, plus RLOCK_FENCE given to launch(). Throws Error (70) when
+  // it cannot. If launch() never comes, the guardian exits with rlock.
+  void prepare(const ChildSpec& spec);
+  // Tells the guardian to start CMD with RLOCK_FENCE=`fence`, giving CMD's
+  // group the terminal's foreground when `take_terminal`; returns once CMD
+  // runs. Throws Error with exit code 127 (not found) or 126 (cannot execute)
+  // when CMD cannot be started, or 70 when the guardian is gone.
+  void launch(long long fence, bool take_terminal);
   pid_t pid() const { return m_pid; }
   // CMD's pid, which is also its process group.
   pid_t child() const { return m_child; }
@@ -62,9 +68,11 @@ public:
 private:
   pid_t m_pid = -1;
   pid_t m_child = -1;
+  std::string m_command; // argv[0], for messages
   int m_ctl = -1;    // rlock -> guardian: a byte to disarm; EOF when rlock died
   int m_report = -1; // guardian -> rlock: reports
   bool m_gone = false;
+  bool m_tree_empty = false; // reported: the guardian then exits by itself
 };
 
 } // namespace rlock::run

@@ -38,14 +38,6 @@ bool hold_quietly(redis::Connection& conn, const RunSpec& spec, Millis left) noe
   }
 }
 
-void set_child_env(const RunSpec& spec, long long fence) {
-  setenv("RLOCK_NAME", spec.request.keys.name.c_str(), 1);
-  setenv("RLOCK_OWNER", spec.request.owner.c_str(), 1);
-  setenv("RLOCK_FENCE", std::to_string(fence).c_str(), 1);
-  for (const auto& [name, value] : spec.child_env) {
-    setenv(name.c_str(), value.c_str(), 1);
-  }
-}
 
 const char* signal_name(int sig) {
   return sig == SIGKILL ? "SIGKILL" : "SIGTERM";
@@ -192,17 +184,24 @@ SignalFd make_run_signals() {
   return SignalFd({SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD, SIGCONT, SIGTTOU});
 }
 
-int supervise(redis::Connection& conn, const RunSpec& spec, const lock::AcquireResult& acquired,
-              SignalFd& signals) {
-  const bool guarded = spec.on_lost != OnLost::ignore;
-  const bool tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+void prepare(const RunSpec& spec, Guardian& guardian) {
   // If the guardian is killed, CMD's orphans come to us instead of init.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
-  set_child_env(spec, acquired.fence);
+  setenv("RLOCK_NAME", spec.request.keys.name.c_str(), 1);
+  setenv("RLOCK_OWNER", spec.request.owner.c_str(), 1);
+  for (const auto& [name, value] : spec.child_env) {
+    setenv(name.c_str(), value.c_str(), 1);
+  }
+  guardian.prepare({spec.child_argv, spec.on_lost != OnLost::ignore});
+}
 
-  Guardian guardian;
+int supervise(redis::Connection& conn, const RunSpec& spec, const lock::AcquireResult& acquired,
+              SignalFd& signals, Guardian& guardian) {
+  // Decided now, not before the wait: rlock may have been put in the
+  // background meanwhile.
+  const bool tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
   try {
-    guardian.start({spec.child_argv, tty, guarded});
+    guardian.launch(acquired.fence, tty);
   } catch (const Error&) {
     release_quietly(conn, spec);
     throw;
@@ -212,7 +211,7 @@ int supervise(redis::Connection& conn, const RunSpec& spec, const lock::AcquireR
   } catch (...) {
     // Whatever went wrong, CMD's tree must not go on without its lock (with
     // --on-lost ignore it goes on, as if rlock had died).
-    if (guarded) {
+    if (spec.on_lost != OnLost::ignore) {
       kill_tree(getpid());
     }
     if (tty) {

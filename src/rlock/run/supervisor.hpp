@@ -4,6 +4,7 @@
 #include <rlock/lock/waiter.hpp>
 #include <rlock/redis/connection.hpp>
 #include <rlock/run/policy.hpp>
+#include <rlock/run/spawn.hpp>
 
 #include <optional>
 #include <string>
@@ -29,6 +30,12 @@ struct RunSpec {
 // Ctrl-C while waiting is seen) and before any thread starts.
 SignalFd make_run_signals();
 
+// What `run` sets up before it asks for the lock, so that none of it is on the
+// way from "acquired" to "CMD runs": rlock becomes a child subreaper, CMD's
+// environment is set (all but RLOCK_FENCE), and `guardian` is forked, waiting
+// to start CMD. Call after make_run_signals(), while rlock has one thread.
+void prepare(const RunSpec& spec, Guardian& guardian);
+
 // `rlock run` once the lock is held (`acquired`): runs the child under the lock
 // with a renewing watchdog, forwards signals, stops the child's whole tree when
 // the lock is lost or cannot be confirmed, stops what CMD left running (or
@@ -37,6 +44,6 @@ SignalFd make_run_signals();
 // was lost. Throws rlock::Error (126/127) when the child cannot be started,
 // after releasing the lock.
 int supervise(redis::Connection& conn, const RunSpec& spec, const lock::AcquireResult& acquired,
-              SignalFd& signals);
+              SignalFd& signals, Guardian& guardian);
 
 } // namespace rlock::run
