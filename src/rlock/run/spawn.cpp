@@ -7,7 +7,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -50,78 +49,6 @@ void send_report(int fd, Report::Kind kind, int value) {
   }
 }
 
-// Where execvp would find `file`, for running a script without "#!" through
-// /bin/sh as execvp does (posix_spawnp answers ENOEXEC instead).
-std::string find_in_path(const std::string& file) {
-  if (file.find('/') != std::string::npos) {
-    return file;
-  }
-  const char* path = std::getenv("PATH");
-  std::string_view rest = path != nullptr ? path : "/bin:/usr/bin";
-  while (true) {
-    auto colon = rest.find(':');
-    std::string dir(rest.substr(0, colon));
-    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + file;
-    struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
-      return candidate;
-    }
-    if (colon == std::string_view::npos) {
-      return file;
-    }
-    rest = rest.substr(colon + 1);
-  }
-}
-
-// Starts CMD as the guardian's child. Returns 0 and sets `pid`, or an errno.
-int spawn_cmd(const ChildSpec& spec, bool take_terminal, pid_t& pid) {
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  // exec resets caught signals; the one disposition rlock changed is SIGPIPE.
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  if (g_sigpipe_before == SIG_DFL) {
-    sigaddset(&defaults, SIGPIPE);
-  }
-  // glibc's posix_spawn leaves its own internal signals (32 and 33: thread
-  // cancellation, setxid) ignored in the child unless they are in this set,
-  // and sigaddset refuses them. sigset_t is a bit array on Linux (signal N
-  // is bit N-1): set them directly, so CMD starts with nothing ignored that
-  // rlock's caller did not ignore (as with flock's execvp).
-  for (int sig = __SIGRTMIN; sig < SIGRTMIN; ++sig) {
-    constexpr int k_bits = 8 * sizeof(unsigned long);
-    reinterpret_cast<unsigned long*>(&defaults)[(sig - 1) / k_bits] |= 1UL << ((sig - 1) % k_bits);
-  }
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  if (take_terminal) {
-    // Done in the child before exec, while glibc keeps every signal blocked
-    // there (so SIGTTOU cannot stop it).
-    posix_spawn_file_actions_addtcsetpgrp_np(&actions, STDIN_FILENO);
-  }
-  std::vector<char*> argv;
-  for (const auto& arg : spec.argv) {
-    argv.push_back(const_cast<char*>(arg.c_str()));
-  }
-  argv.push_back(nullptr);
-  int err = posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), environ);
-  if (err == ENOEXEC) {
-    std::string script = find_in_path(spec.argv.front());
-    std::vector<char*> sh_argv{const_cast<char*>("/bin/sh"), script.data()};
-    sh_argv.insert(sh_argv.end(), argv.begin() + 1, argv.end());
-    err = posix_spawn(&pid, "/bin/sh", &actions, &attr, sh_argv.data(), environ);
-  }
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  return err;
-}
-
 // Closes every descriptor but those in `keep` (sorted ascending).
 void close_all_but(std::vector<int> keep) {
   std::sort(keep.begin(), keep.end());
@@ -135,8 +62,44 @@ void close_all_but(std::vector<int> keep) {
   close_range(from, ~0U, 0);
 }
 
+// The starter: forked by the guardian while rlock asks for the lock, it waits
+// for the launch message and only then becomes CMD (exec), so that neither a
+// fork nor posix_spawn's per-signal set-up lies between "acquired" and "CMD
+// runs". A forked child of a single-threaded process may run any code.
+[[noreturn]] void starter_main(const ChildSpec& spec, int launch_fd, int exec_error_fd) {
+  setpgid(0, 0); // CMD's own process group (the guardian sets it too: no race)
+  Launch launch{};
+  ssize_t got;
+  while ((got = ::read(launch_fd, &launch, sizeof launch)) < 0 && errno == EINTR) {
+  }
+  if (got != sizeof launch) {
+    _exit(0); // rlock did not get the lock, or died: nothing to start
+  }
+  if (launch.take_terminal != 0) {
+    tcsetpgrp(STDIN_FILENO, getpid()); // every signal is still blocked: SIGTTOU cannot stop us
+  }
+  setenv("RLOCK_FENCE", std::to_string(launch.fence).c_str(), 1);
+  // CMD starts as rlock itself was started: exec resets caught signals, and an
+  // ignored one (SIGINT under nohup) stays ignored, as with flock. Undo only
+  // what rlock changed: SIGPIPE, and the blocked mask.
+  signal(SIGPIPE, g_sigpipe_before);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  std::vector<char*> argv;
+  for (const auto& arg : spec.argv) {
+    argv.push_back(const_cast<char*>(arg.c_str()));
+  }
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data()); // also runs a script without "#!" with /bin/sh
+  int err = errno;
+  ssize_t ignored = ::write(exec_error_fd, &err, sizeof err);
+  (void)ignored;
+  _exit(127);
+}
+
 // The guardian's whole life, in a forked copy of rlock that had one thread.
-[[noreturn]] void guardian_main(const ChildSpec& spec, int ctl_fd, int report_fd) {
+[[noreturn]] void guardian_main(const ChildSpec& spec, int ctl_fd, int report_fd, int launch_fd) {
   prctl(PR_SET_NAME, "rlock-guardian");
   // Out of every group rlock or CMD is in, so no group signal meant for them
   // reaches it; deaf to every signal that can be blocked.
@@ -149,46 +112,60 @@ void close_all_but(std::vector<int> keep) {
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
   int sig_fd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
-  // Above 0-2 (rlock may have been started with stdin closed), which become
-  // /dev/null below.
-  for (int* fd : {&ctl_fd, &report_fd, &sig_fd}) {
-    if (*fd >= 0 && *fd <= 2) {
-      *fd = fcntl(*fd, F_DUPFD_CLOEXEC, 3);
-    }
-  }
-  if (sig_fd < 0 || ctl_fd < 0 || report_fd < 0) {
+  int exec_error[2] = {-1, -1};
+  if (sig_fd < 0 || pipe2(exec_error, O_CLOEXEC) != 0) {
     send_report(report_fd, Report::spawn_failed, errno);
     _exit(0);
   }
 
-  Launch launch{};
-  ssize_t got;
-  while ((got = ::read(ctl_fd, &launch, sizeof launch)) < 0 && errno == EINTR) {
+  pid_t cmd = fork();
+  if (cmd == 0) {
+    ::close(ctl_fd);
+    ::close(report_fd);
+    ::close(sig_fd);
+    ::close(exec_error[0]);
+    starter_main(spec, launch_fd, exec_error[1]);
   }
-  if (got != sizeof launch) {
-    _exit(0); // rlock did not get the lock (or died): nothing to start
-  }
-  setenv("RLOCK_FENCE", std::to_string(launch.fence).c_str(), 1);
-  pid_t cmd = -1;
-  int err = spawn_cmd(spec, launch.take_terminal != 0, cmd);
-  if (err != 0) {
-    send_report(report_fd, Report::spawn_failed, err);
+  if (cmd < 0) {
+    send_report(report_fd, Report::spawn_failed, errno);
     _exit(0);
   }
-  send_report(report_fd, Report::started, cmd);
-  // Hold nothing of rlock's open (its sockets, the terminal, a pipe someone
-  // waits to see closed): only the two pipes to rlock and the signalfd.
+  setpgid(cmd, cmd);
+  ::close(launch_fd);
+  ::close(exec_error[1]);
+  int exec_fd = exec_error[0];
+  // Above 0-2 (rlock may have been started with stdin closed), which become
+  // /dev/null: hold nothing of rlock's open (its terminal, a pipe someone
+  // waits to see closed), only the pipes to rlock and the starter and the
+  // signalfd.
+  for (int* fd : {&ctl_fd, &report_fd, &sig_fd, &exec_fd}) {
+    if (*fd <= 2) {
+      *fd = fcntl(*fd, F_DUPFD_CLOEXEC, 3);
+    }
+  }
   int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   for (int fd = 0; fd <= 2 && null_fd >= 0; ++fd) {
     dup2(null_fd, fd);
   }
-  close_all_but({0, 1, 2, ctl_fd, report_fd, sig_fd});
+  close_all_but({0, 1, 2, ctl_fd, report_fd, sig_fd, exec_fd});
 
   bool cmd_done = false;
   for (;;) {
-    pollfd fds[2] = {{ctl_fd, POLLIN, 0}, {sig_fd, POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
+    pollfd fds[3] = {{ctl_fd, POLLIN, 0}, {sig_fd, POLLIN, 0}, {exec_fd, POLLIN, 0}};
+    if (::poll(fds, 3, -1) < 0) {
       continue;
+    }
+    if (fds[2].revents != 0) {
+      // The exec either failed (its errno arrives) or happened (the pipe,
+      // close-on-exec, reads EOF): said before CMD's end, reaped below.
+      int err = 0;
+      ssize_t n;
+      while ((n = ::read(exec_fd, &err, sizeof err)) < 0 && errno == EINTR) {
+      }
+      bool failed = n == sizeof err;
+      send_report(report_fd, failed ? Report::spawn_failed : Report::started, failed ? err : cmd);
+      ::close(exec_fd);
+      exec_fd = -1;
     }
     if (fds[1].revents != 0) {
       signalfd_siginfo info;
@@ -248,15 +225,16 @@ Guardian::~Guardian() {
 }
 
 void Guardian::prepare(const ChildSpec& spec) {
-  int ctl[2];
-  int report[2];
-  if (pipe2(ctl, O_CLOEXEC) != 0) {
-    throw Error(ExitCode::software, fmt::format("pipe: {}", std::strerror(errno)));
-  }
-  if (pipe2(report, O_CLOEXEC) != 0) {
+  int ctl[2] = {-1, -1};
+  int report[2] = {-1, -1};
+  int launch[2] = {-1, -1};
+  if (pipe2(ctl, O_CLOEXEC) != 0 || pipe2(report, O_CLOEXEC) != 0 || pipe2(launch, O_CLOEXEC) != 0) {
     int err = errno;
-    ::close(ctl[0]);
-    ::close(ctl[1]);
+    for (int fd : {ctl[0], ctl[1], report[0], report[1], launch[0], launch[1]}) {
+      if (fd >= 0) {
+        ::close(fd);
+      }
+    }
     throw Error(ExitCode::software, fmt::format("pipe: {}", std::strerror(err)));
   }
   // fork, not vfork or clone(CLONE_VM): the guardian outlives rlock and runs
@@ -266,30 +244,32 @@ void Guardian::prepare(const ChildSpec& spec) {
   if (pid == 0) {
     ::close(ctl[1]);
     ::close(report[0]);
-    guardian_main(spec, ctl[0], report[1]);
+    ::close(launch[1]); // only rlock may write it: its EOF means "never launched"
+    guardian_main(spec, ctl[0], report[1], launch[0]);
   }
   int fork_errno = errno;
   ::close(ctl[0]);
   ::close(report[1]);
+  ::close(launch[0]);
+  m_ctl = ctl[1];
+  m_report = report[0];
+  m_launch = launch[1];
   if (pid < 0) {
-    ::close(ctl[1]);
-    ::close(report[0]);
+    disarm();
     throw Error(ExitCode::software, fmt::format("fork: {}", std::strerror(fork_errno)));
   }
   m_pid = pid;
-  m_ctl = ctl[1];
-  m_report = report[0];
   m_command = spec.argv.front();
 }
 
 void Guardian::launch(long long fence, bool take_terminal) {
   Launch launch{fence, take_terminal ? 1 : 0, 0};
-  if (::write(m_ctl, &launch, sizeof launch) != sizeof launch) {
-    throw Error(ExitCode::software, fmt::format("cannot reach the guardian process: {}", std::strerror(errno)));
-  }
+  bool sent = ::write(m_launch, &launch, sizeof launch) == sizeof launch;
+  ::close(m_launch);
+  m_launch = -1;
   Report first{};
-  ssize_t n;
-  while ((n = ::read(m_report, &first, sizeof first)) < 0 && errno == EINTR) {
+  ssize_t n = -1;
+  while (sent && (n = ::read(m_report, &first, sizeof first)) < 0 && errno == EINTR) {
   }
   if (n == sizeof first && first.kind == Report::started) {
     m_child = first.value;
@@ -350,6 +330,10 @@ std::vector<ChildEvent> Guardian::read_events() {
 }
 
 void Guardian::disarm() noexcept {
+  if (m_launch >= 0) {
+    ::close(m_launch); // the starter exits without running CMD
+    m_launch = -1;
+  }
   if (m_ctl >= 0) {
     char byte = 'x';
     ssize_t ignored = ::write(m_ctl, &byte, 1);

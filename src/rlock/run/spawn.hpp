@@ -27,17 +27,18 @@ struct ChildEvent {
   int value = 0;
 };
 
-// The guardian: a process between rlock and CMD that makes every descendant
-// of CMD stay within reach. rlock forks it before it asks for the lock (while
-// rlock has one thread), so the fork is not on the way from "acquired" to "CMD
-// runs"; it waits to be told to start CMD, makes itself a child subreaper, so CMD's orphans (double forks, setsid) are
-// reparented to it and never escape; it starts CMD with posix_spawn in a
-// process group of its own (pgid = pid) with an empty signal mask and the
-// signal dispositions rlock was started with (an ignored SIGINT stays ignored,
-// as with flock); it reaps CMD and reports its status, and reports when the
-// last process of CMD's tree is gone (and then exits: nothing is left to
-// guard). If rlock dies (SIGKILL), the pipe from
-// rlock reads EOF and the guardian SIGKILLs the whole tree before exiting.
+// The guardian: a process between rlock and CMD that keeps every descendant
+// of CMD within reach. rlock forks it before it asks for the lock (while rlock
+// has one thread). It makes itself a child subreaper, so CMD's orphans (double
+// forks, setsid) are reparented to it and never escape, and forks the
+// starter, which waits in a process group of its own (pgid = pid) for the
+// launch message and then execs CMD with an empty signal mask and the signal
+// dispositions rlock was started with (an ignored SIGINT stays ignored, as
+// with flock): no fork lies between "acquired" and "CMD runs". The guardian
+// reports whether the exec worked, reaps CMD and reports its status, and
+// reports when the last process of CMD's tree is gone (and then exits: nothing
+// is left to guard). If rlock dies (SIGKILL), the pipe from rlock reads EOF
+// and the guardian SIGKILLs the whole tree before exiting.
 class Guardian {
 public:
   Guardian() = default;
@@ -70,6 +71,7 @@ private:
   pid_t m_child = -1;
   std::string m_command; // argv[0], for messages
   int m_ctl = -1;    // rlock -> guardian: a byte to disarm; EOF when rlock died
+  int m_launch = -1; // rlock -> starter: the launch message; EOF: never launched
   int m_report = -1; // guardian -> rlock: reports
   bool m_gone = false;
   bool m_tree_empty = false; // reported: the guardian then exits by itself
