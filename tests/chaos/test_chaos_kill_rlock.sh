@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Chaos 2 - rlock SIGKILLed while its command holds the lock (20 cases). The
-# command dies with it (PDEATHSIG and the guardian: no orphan keeps working
+# command dies with it (rlock's supervising process gets the parent-death
+# signal, SIGKILLs CMD's tree and releases the lock: no orphan keeps working
 # unprotected), and a waiter queued on the lock gets it (its acquisition in the
-# server's MONITOR log) within TTL + 200ms of the kill: the dead holder's lease
-# runs out, nobody released it. The witness oracle sees no overlap.
+# server's MONITOR log) within TTL + 200ms of the kill (at once, since the
+# supervisor releases). The witness oracle sees no overlap.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/chaos_lib.sh"
 start_redis

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Chaos 3 - rlock SIGSTOPped for 2.5s, longer than its 1.5s lease, then
-# continued (20 cases). Meanwhile the lease runs out and a waiter takes the
+# continued (20 cases): both of its processes, the one the caller started and
+# its supervisor (rlock-run), as a frozen host or `kill -STOP` of the job would. Meanwhile the lease runs out and a waiter takes the
 # lock: the oracle must see that overlap (it proves the oracle works; no lease
 # lock can prevent it). When continued, rlock sees on its monotonic clock that
 # its deadline passed and SIGKILLs the command at once, without waiting on the
@@ -25,9 +26,10 @@ one_case() {
   record started 1 "case $c"
   bg "$f.w" run -w 20s "$name" -- "$WITNESS" --hold 1.5 --write-every 0.1 --tag w
   sleep_ms "$(rand_ms 50 500)"
-  kill -STOP "$holder"
+  local supervisor; supervisor=$(pgrep -P "$holder" -x rlock-run)
+  kill -STOP "$holder" $supervisor
   sleep 2.5
-  kill -CONT "$holder"
+  kill -CONT "$holder" $supervisor
   local took
   took=$(wait_dead "$witness" 5)
   record killed_at_once "$([ "$took" -le 250 ] && echo 1 || echo 0)" "case $c: ${took}ms"

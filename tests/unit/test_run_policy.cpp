@@ -165,3 +165,22 @@ TEST_CASE("stop plan: --hold-min keeps the lock for what is left of it") {
   CHECK(!plan.hold_for(at(60'000)));
   CHECK(!StopPlan(config()).hold_for(at(1'000)));
 }
+
+TEST_CASE("stop plan: the rlock process above the supervisor was killed") {
+  StopPlan plan(config());
+  plan.orphaned();
+  auto step = plan.step(at(1'000), lease(), false, false, false);
+  CHECK(step.signal == SIGKILL);
+  CHECK(step.why == Why::orphaned);
+  CHECK(plan.step(at(1'050), lease(), false, true, true).finished);
+  CHECK(plan.exit_status(0) == 128 + SIGKILL);
+
+  auto c = config(OnLost::ignore);
+  c.hold_until = at(60'000);
+  StopPlan ignore(c);
+  ignore.orphaned();
+  step = ignore.step(at(1'000), lease(), false, false, false);
+  CHECK(step.finished); // CMD goes on; the run ends and releases
+  CHECK(step.signal == 0);
+  CHECK(!ignore.hold_for(at(1'000)));
+}

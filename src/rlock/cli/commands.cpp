@@ -268,10 +268,14 @@ int cmd_run(Context& ctx) {
   spec.wait_descendants = inv.wait_descendants;
   spec.label = ctx.label;
   SignalFd signals = run::make_run_signals();
-  run::Guardian guardian;
-  run::prepare(spec, guardian); // forked while the lock is requested
+  run::Guardian guardian(spec.on_lost != run::OnLost::ignore);
+  if (!guardian.fork_supervisor()) {
+    return guardian.watch(signals, spec.label); // the caller's rlock: passes signals on, waits
+  }
+  run::Starter starter;
+  run::prepare(spec, starter); // forked while the lock is requested
   auto acquired = acquire_or_busy(ctx, spec.request, signals);
-  return run::supervise(ctx.conn, spec, acquired, signals, guardian);
+  return run::supervise(ctx.conn, spec, acquired, signals, starter);
 }
 
 } // namespace

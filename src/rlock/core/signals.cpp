@@ -10,9 +10,32 @@
 
 namespace rlock {
 
+int parent_death_signal() {
+  return SIGRTMIN + 1;
+}
+
+bool ends_wait(int sig) {
+  for (int ending : k_forwarded_signals) {
+    if (sig == ending) {
+      return true;
+    }
+  }
+  return sig == parent_death_signal();
+}
+
+namespace {
+
+std::string interruption(int signal) {
+  if (signal == parent_death_signal()) {
+    return "interrupted: the rlock process that started this one was killed";
+  }
+  return fmt::format("interrupted by SIG{}", sigabbrev_np(signal) ? sigabbrev_np(signal) : "?");
+}
+
+} // namespace
+
 Interrupted::Interrupted(int signal)
-    : Error(static_cast<ExitCode>(128 + signal),
-            fmt::format("interrupted by SIG{}", sigabbrev_np(signal) ? sigabbrev_np(signal) : "?")),
+    : Error(static_cast<ExitCode>(128 + (signal == parent_death_signal() ? SIGKILL : signal)), interruption(signal)),
       m_signal(signal) {}
 
 SignalFd::SignalFd(std::initializer_list<int> signals) {

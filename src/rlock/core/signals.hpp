@@ -41,4 +41,12 @@ private:
 inline constexpr std::initializer_list<int> k_forwarded_signals = {SIGINT,  SIGTERM, SIGHUP,
                                                                   SIGQUIT, SIGUSR1, SIGUSR2};
 
+// The signal `run`'s supervising process gets when the rlock process above it
+// dies (PR_SET_PDEATHSIG): SIGRTMIN+1. An Interrupted for it says so.
+int parent_death_signal();
+
+// True for a signal that ends a wait for the lock: a forwarded one, or
+// parent_death_signal().
+bool ends_wait(int sig);
+
 } // namespace rlock

@@ -20,10 +20,8 @@ constexpr Millis k_display_every{1000};
 // others in the set (SIGCHLD, SIGCONT) are the caller's business and dropped.
 void throw_if_interrupted(SignalFd& signals) {
   while (int sig = signals.take()) {
-    for (int ending : k_forwarded_signals) {
-      if (sig == ending) {
-        throw Interrupted(sig);
-      }
+    if (ends_wait(sig)) {
+      throw Interrupted(sig);
     }
   }
 }

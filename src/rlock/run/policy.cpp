@@ -40,7 +40,10 @@ void StopPlan::stop(Step& step, TimePoint now, int signal, Why why, TimePoint la
 StopPlan::Step StopPlan::step(TimePoint now, const LeaseView& lease, bool renewing, bool cmd_exited,
                               bool tree_empty) {
   Step step;
-  if (cmd_exited && tree_empty) {
+  // --on-lost ignore and the rlock process was killed: CMD goes on, as if
+  // rlock had died, and the lock is released.
+  bool abandoned = m_orphaned && m_config.on_lost == OnLost::ignore;
+  if ((cmd_exited && tree_empty) || abandoned) {
     step.finished = true;
     return step;
   }
@@ -58,6 +61,12 @@ StopPlan::Step StopPlan::step(TimePoint now, const LeaseView& lease, bool renewi
       // dead by the time it could expire there.
       bool hard = m_config.on_lost == OnLost::kill || now >= lease.kill_at;
       stop(step, now, hard ? SIGKILL : SIGTERM, why, lease.lost ? k_never : lease.kill_at);
+    }
+  }
+  if (m_orphaned && !m_orphan_handled) {
+    m_orphan_handled = true;
+    if (m_config.on_lost != OnLost::ignore) {
+      stop(step, now, SIGKILL, Why::orphaned, k_never);
     }
   }
   if (!m_stopping && !m_max_held && m_config.max_hold_at && now >= *m_config.max_hold_at) {
@@ -91,6 +100,9 @@ StopPlan::Step StopPlan::step(TimePoint now, const LeaseView& lease, bool renewi
 }
 
 int StopPlan::exit_status(int cmd_status) const {
+  if (m_orphaned && m_config.on_lost != OnLost::ignore) {
+    return 128 + SIGKILL; // as if killed along with rlock (nobody is waiting for it)
+  }
   if ((m_lost && m_config.on_lost != OnLost::ignore) || m_max_held) {
     return static_cast<int>(ExitCode::lost);
   }
@@ -98,7 +110,7 @@ int StopPlan::exit_status(int cmd_status) const {
 }
 
 std::optional<Millis> StopPlan::hold_for(TimePoint now) const {
-  if (!m_config.hold_until || m_lost || m_max_held) {
+  if (!m_config.hold_until || m_lost || m_max_held || m_orphaned) {
     return std::nullopt;
   }
   auto left = std::chrono::ceil<Millis>(*m_config.hold_until - now);

@@ -34,7 +34,7 @@ public:
   };
 
   // Why CMD's tree is being stopped (for the message, after the signal).
-  enum class Why { none, lost, unconfirmed, max_hold, leftovers };
+  enum class Why { none, lost, unconfirmed, max_hold, leftovers, orphaned };
 
   struct Step {
     bool start_renewals = false; // start the renewal thread now
@@ -51,6 +51,12 @@ public:
   // whether CMD has exited and whether its whole tree is gone.
   Step step(TimePoint now, const LeaseView& lease, bool renewing, bool cmd_exited, bool tree_empty);
 
+  // The rlock process the caller started was killed: CMD's tree is stopped
+  // with SIGKILL at the next step, as if rlock had been, and the run then
+  // ends as usual (the lock is released). With --on-lost ignore the run ends
+  // at the next step and CMD goes on, unprotected, as if rlock had died.
+  void orphaned() { m_orphaned = true; }
+
   // The exit status of the run: 76 when the lock was lost (unless ignored) or
   // --max-hold ran out, else CMD's own.
   int exit_status(int cmd_status) const;
@@ -66,6 +72,8 @@ private:
   bool m_lost = false;
   bool m_max_held = false;
   bool m_stopping = false;
+  bool m_orphaned = false;
+  bool m_orphan_handled = false;
   TimePoint m_kill_at = TimePoint::max();     // SIGTERM sent: SIGKILL then
   TimePoint m_next_rekill = TimePoint::max(); // SIGKILL sent, tree not yet gone
 };

@@ -1,80 +1,83 @@
 #pragma once
 
+#include <rlock/core/signals.hpp>
+
 #include <string>
 #include <sys/types.h>
 #include <vector>
 
 namespace rlock::run {
 
-struct ChildSpec {
-  std::vector<std::string> argv; // searched in PATH
-  bool kill_if_orphaned = true;  // when rlock dies, the guardian kills CMD's tree
-};
-
 // rlock ignores SIGPIPE while it supervises (a closed stderr must not kill
 // it); CMD gets back the disposition rlock was started with.
 void ignore_sigpipe();
 
-// What the guardian reports about CMD (see Guardian).
-struct ChildEvent {
-  enum class Kind {
-    stopped,       // CMD was stopped (Ctrl-Z); value: the signal
-    exited,        // CMD ended; value: its waitpid status
-    tree_empty,    // after CMD ended: no process of its tree is left
-    guardian_gone, // the guardian died (someone killed it): CMD is unwatched
-  };
-  Kind kind;
-  int value = 0;
-};
-
-// The guardian: a process between rlock and CMD that keeps every descendant
-// of CMD within reach. rlock forks it before it asks for the lock (while rlock
-// has one thread). It makes itself a child subreaper, so CMD's orphans (double
-// forks, setsid) are reparented to it and never escape, and forks the
-// starter, which waits in a process group of its own (pgid = pid) for the
-// launch message and then execs CMD with an empty signal mask and the signal
-// dispositions rlock was started with (an ignored SIGINT stays ignored, as
-// with flock): no fork lies between "acquired" and "CMD runs". The guardian
-// reports whether the exec worked, reaps CMD and reports its status, and
-// reports when the last process of CMD's tree is gone (and then exits: nothing
-// is left to guard). If rlock dies (SIGKILL), the pipe from rlock reads EOF
-// and the guardian SIGKILLs the whole tree before exiting.
+// `rlock run` is two processes. The one the caller started (its pid is what
+// the shell, cron or CI waits for and signals) is the guardian: a child
+// subreaper that forks the supervisor and then only passes signals on to it
+// and waits for it. The supervisor (shown as rlock-run) takes the lock, starts
+// CMD as its own child, renews, and is a child subreaper too, so CMD's
+// orphans (double forks, setsid) come to it and it sees when the last of them
+// is gone. Nothing can escape either way:
+// - the supervisor killed (SIGKILL): CMD's whole tree is reparented to the
+//   guardian, which SIGKILLs it and exits 128+N; the lock expires by its lease;
+// - the guardian killed: the supervisor gets parent_death_signal(), stops
+//   CMD's tree (unless --on-lost ignore), releases the lock and exits.
+// The guardian is what lies between CMD's end and rlock's exit, never between
+// "acquired" and "CMD runs" or between CMD's end and the release.
 class Guardian {
 public:
-  Guardian() = default;
-  ~Guardian();
-  Guardian(const Guardian&) = delete;
-  Guardian& operator=(const Guardian&) = delete;
+  explicit Guardian(bool kill_if_orphaned) : m_kill_if_orphaned(kill_if_orphaned) {}
 
-  // Forks the guardian, which waits for launch(). CMD's environment is rlock's
-  // at this point, plus RLOCK_FENCE given to launch(). Throws Error (70) when
-  // it cannot. If launch() never comes, the guardian exits with rlock.
-  void prepare(const ChildSpec& spec);
-  // Tells the guardian to start CMD with RLOCK_FENCE=`fence`, giving CMD's
-  // group the terminal's foreground when `take_terminal`; returns once CMD
-  // runs. Throws Error with exit code 127 (not found) or 126 (cannot execute)
-  // when CMD cannot be started, or 70 when the guardian is gone.
-  void launch(long long fence, bool take_terminal);
-  pid_t pid() const { return m_pid; }
-  // CMD's pid, which is also its process group.
-  pid_t child() const { return m_child; }
-  // Readable when read_events() has something to return.
-  int event_fd() const { return m_report; }
-  // What the guardian reported since the last call. Never blocks.
-  std::vector<ChildEvent> read_events();
-  // Tells the guardian to exit (without touching CMD's tree) and reaps it.
-  // Never throws.
-  void disarm() noexcept;
+  // Forks the supervisor, in a process group of its own (signals meant for
+  // the caller's job reach the guardian, which passes each on exactly once).
+  // Returns true in the supervisor, false in the guardian. Call while rlock
+  // has one thread and holds no connection. Throws Error (70) when it cannot.
+  bool fork_supervisor();
+
+  // The guardian's life after fork_supervisor(): passes SIGINT, SIGTERM,
+  // SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 and SIGCONT taken from `signals` on to
+  // the supervisor, waits for it, and returns its exit status. If the
+  // supervisor was killed, SIGKILLs what it left (CMD's tree) first and
+  // returns 128+N after saying so on stderr.
+  int watch(SignalFd& signals, const std::string& label);
+
+private:
+  bool m_kill_if_orphaned;
+  pid_t m_supervisor = -1;
+};
+
+// The guardian's process group, from the supervisor: where the terminal goes
+// back to after CMD, and what a Ctrl-Z stops along with the supervisor.
+pid_t guardian_group();
+
+// CMD before it runs: the supervisor forks the starter while it asks for the
+// lock; it waits in a process group of its own (pgid = pid) for launch() and
+// then execs CMD (searched in PATH; a script without "#!" runs with /bin/sh)
+// with an empty signal mask and the signal dispositions rlock was started
+// with (an ignored SIGINT stays ignored, as with flock). No fork lies between
+// "acquired" and "CMD runs".
+class Starter {
+public:
+  Starter() = default;
+  ~Starter();
+  Starter(const Starter&) = delete;
+  Starter& operator=(const Starter&) = delete;
+
+  // Forks the starter for `argv`. CMD's environment is the supervisor's at
+  // this point plus RLOCK_FENCE given to launch(). Throws Error (70).
+  void prepare(const std::vector<std::string>& argv);
+  // Starts CMD with RLOCK_FENCE=`fence`, giving its group the terminal's
+  // foreground when `take_terminal`; returns CMD's pid (= its process group)
+  // once it runs. Throws Error with exit code 127 (not found) or 126 (cannot
+  // execute), after reaping the starter.
+  pid_t launch(long long fence, bool take_terminal);
 
 private:
   pid_t m_pid = -1;
-  pid_t m_child = -1;
+  int m_launch = -1;     // supervisor -> starter: the launch message; EOF: never launched
+  int m_exec_error = -1; // starter -> supervisor: exec's errno; EOF: exec worked
   std::string m_command; // argv[0], for messages
-  int m_ctl = -1;    // rlock -> guardian: a byte to disarm; EOF when rlock died
-  int m_launch = -1; // rlock -> starter: the launch message; EOF: never launched
-  int m_report = -1; // guardian -> rlock: reports
-  bool m_gone = false;
-  bool m_tree_empty = false; // reported: the guardian then exits by itself
 };
 
 } // namespace rlock::run

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include <poll.h>
-#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -70,6 +70,9 @@ void report(const RunSpec& spec, const StopPlan::Step& step, const LeaseState& l
                  spec.label, signalled.empty() ? std::string("processes") : describe(signalled),
                  signalled.size() == 1 ? "it" : "them", format_duration(spec.kill_after));
     break;
+  case StopPlan::Why::orphaned:
+    log::error("{}: the rlock process was killed; stopping CMD (SIGKILL) and releasing the lock", spec.label);
+    break;
   case StopPlan::Why::none:
     break;
   }
@@ -78,8 +81,9 @@ void report(const RunSpec& spec, const StopPlan::Step& step, const LeaseState& l
 // The part of supervise() after CMD started; supervise() makes sure it cannot
 // leave CMD's tree running without its lock if it throws.
 int supervise_child(redis::Connection& conn, const RunSpec& spec, TimePoint acquired_at, SignalFd& signals,
-                    Guardian& guardian, bool tty) {
-  const pid_t cmd = guardian.child();
+                    pid_t cmd, bool tty) {
+  const pid_t guardian = getppid();
+  const pid_t job_group = guardian_group();
   Watchdog dog(conn.endpoint(), conn.timeouts(), spec.request.keys, spec.request.owner, spec.request.lease,
                spec.kill_after, acquired_at);
   StopPlan::Config config;
@@ -111,68 +115,70 @@ int supervise_child(redis::Connection& conn, const RunSpec& spec, TimePoint acqu
     // Stop first, log after: nothing about stopping CMD waits on output.
     std::vector<Process> signalled;
     if (step.signal != 0) {
-      signalled = signal_tree(guardian.pid(), cmd, step.signal);
+      signalled = signal_tree(getpid(), cmd, step.signal);
       if (step.signal == SIGTERM) {
-        signal_tree(guardian.pid(), cmd, SIGCONT); // a stopped process acts on SIGTERM only once continued
+        signal_tree(getpid(), cmd, SIGCONT); // a stopped process acts on SIGTERM only once continued
       }
     }
     report(spec, step, lease, signalled);
 
-    pollfd fds[3] = {{signals.fd(), POLLIN, 0}, {dog.event_fd(), POLLIN, 0}, {guardian.event_fd(), POLLIN, 0}};
-    ::poll(fds, 3, step.wake == TimePoint::max() ? -1 : poll_timeout_ms(step.wake));
+    pollfd fds[2] = {{signals.fd(), POLLIN, 0}, {dog.event_fd(), POLLIN, 0}};
+    ::poll(fds, 2, step.wake == TimePoint::max() ? -1 : poll_timeout_ms(step.wake));
 
     while (int sig = signals.take()) {
       if (sig == SIGCHLD || sig == SIGTTOU) {
-        continue; // the guardian reports CMD's end; it is the only child of ours
+        continue; // reaped below
+      }
+      if (sig == parent_death_signal()) {
+        plan.orphaned(); // the rlock process the caller knows was killed
+        continue;
       }
       if (sig == SIGCONT) {
-        // We were stopped along with a suspended CMD and are continued ("fg"):
-        // give the terminal back and wake CMD.
+        // The job was continued ("fg") after a Ctrl-Z: give the terminal
+        // back to CMD and wake it.
         if (tty) {
           tcsetpgrp(STDIN_FILENO, cmd);
         }
         killpg(cmd, SIGCONT);
         continue;
       }
-      signal_tree(guardian.pid(), cmd, sig);
+      signal_tree(getpid(), cmd, sig); // passed on by the guardian
     }
+    // CMD is our child, and every orphan of its tree is reparented to us: no
+    // child left once CMD has ended means nothing of the tree is left.
     const bool was_exited = cmd_exited;
-    for (const auto& event : guardian.read_events()) {
-      switch (event.kind) {
-      case ChildEvent::Kind::exited:
+    int status = 0;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG | WUNTRACED)) > 0) {
+      if (pid != cmd) {
+        continue; // an orphan of CMD's tree
+      }
+      if (!WIFSTOPPED(status)) {
         cmd_exited = true;
-        cmd_status = event.value;
-        break;
-      case ChildEvent::Kind::tree_empty:
-        tree_empty = true;
-        break;
-      case ChildEvent::Kind::stopped:
-        if (tty) {
-          // Ctrl-Z at the terminal stopped CMD: stop ourselves too so the
-          // shell sees the job as suspended (as sudo does).
-          tcsetpgrp(STDIN_FILENO, getpgrp());
-          kill(getpid(), SIGSTOP);
-        }
-        break;
-      case ChildEvent::Kind::guardian_gone:
-        throw Error(ExitCode::software, "the guardian process of CMD died (was it killed?); stopping CMD");
+        cmd_status = status;
+      } else if (tty && getppid() == guardian) {
+        // Ctrl-Z at the terminal stopped CMD: take the terminal back and stop
+        // the job (the guardian, which the shell waits for) and ourselves.
+        tcsetpgrp(STDIN_FILENO, job_group);
+        kill(guardian, SIGSTOP);
+        kill(getpid(), SIGSTOP);
       }
     }
+    tree_empty = cmd_exited && pid < 0 && errno == ECHILD;
     if (cmd_exited && !was_exited && !tree_empty && spec.wait_descendants) {
       log::info("{}: CMD exited; holding the lock until what it left running ends (--wait-descendants): {}",
-                spec.label, describe(descendants(guardian.pid())));
+                spec.label, describe(descendants(getpid())));
     }
   }
 
   dog.stop();
   if (tty) {
-    tcsetpgrp(STDIN_FILENO, getpgrp());
+    tcsetpgrp(STDIN_FILENO, job_group);
   }
   auto hold = plan.hold_for(Clock::now());
   if (!hold || !hold_quietly(conn, spec, *hold)) {
     release_quietly(conn, spec);
   }
-  guardian.disarm();
   return plan.exit_status(exit_status_of(cmd_status));
 }
 
@@ -181,33 +187,33 @@ int supervise_child(redis::Connection& conn, const RunSpec& spec, TimePoint acqu
 SignalFd make_run_signals() {
   ignore_sigpipe();
   // SIGTTOU: handing the terminal to CMD's group and back must not stop us.
-  return SignalFd({SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD, SIGCONT, SIGTTOU});
+  return SignalFd({SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD, SIGCONT, SIGTTOU,
+                   parent_death_signal()});
 }
 
-void prepare(const RunSpec& spec, Guardian& guardian) {
-  // If the guardian is killed, CMD's orphans come to us instead of init.
-  prctl(PR_SET_CHILD_SUBREAPER, 1);
+void prepare(const RunSpec& spec, Starter& starter) {
   setenv("RLOCK_NAME", spec.request.keys.name.c_str(), 1);
   setenv("RLOCK_OWNER", spec.request.owner.c_str(), 1);
   for (const auto& [name, value] : spec.child_env) {
     setenv(name.c_str(), value.c_str(), 1);
   }
-  guardian.prepare({spec.child_argv, spec.on_lost != OnLost::ignore});
+  starter.prepare(spec.child_argv);
 }
 
 int supervise(redis::Connection& conn, const RunSpec& spec, const lock::AcquireResult& acquired,
-              SignalFd& signals, Guardian& guardian) {
-  // Decided now, not before the wait: rlock may have been put in the
+              SignalFd& signals, Starter& starter) {
+  // Decided now, not before the wait: the job may have been put in the
   // background meanwhile.
-  const bool tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+  const bool tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == guardian_group();
+  pid_t cmd = -1;
   try {
-    guardian.launch(acquired.fence, tty);
+    cmd = starter.launch(acquired.fence, tty);
   } catch (const Error&) {
     release_quietly(conn, spec);
     throw;
   }
   try {
-    return supervise_child(conn, spec, acquired.sent_at, signals, guardian, tty);
+    return supervise_child(conn, spec, acquired.sent_at, signals, cmd, tty);
   } catch (...) {
     // Whatever went wrong, CMD's tree must not go on without its lock (with
     // --on-lost ignore it goes on, as if rlock had died).
@@ -215,10 +221,9 @@ int supervise(redis::Connection& conn, const RunSpec& spec, const lock::AcquireR
       kill_tree(getpid());
     }
     if (tty) {
-      tcsetpgrp(STDIN_FILENO, getpgrp());
+      tcsetpgrp(STDIN_FILENO, guardian_group());
     }
     release_quietly(conn, spec);
-    guardian.disarm();
     throw;
   }
 }

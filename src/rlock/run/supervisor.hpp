@@ -30,20 +30,20 @@ struct RunSpec {
 // Ctrl-C while waiting is seen) and before any thread starts.
 SignalFd make_run_signals();
 
-// What `run` sets up before it asks for the lock, so that none of it is on the
-// way from "acquired" to "CMD runs": rlock becomes a child subreaper, CMD's
-// environment is set (all but RLOCK_FENCE), and `guardian` is forked, waiting
-// to start CMD. Call after make_run_signals(), while rlock has one thread.
-void prepare(const RunSpec& spec, Guardian& guardian);
+// What the supervisor sets up before it asks for the lock, so that none of it
+// is on the way from "acquired" to "CMD runs": CMD's environment (all but
+// RLOCK_FENCE) and the starter, forked now, waiting to become CMD. Call in the
+// supervisor (see Guardian), while it has one thread.
+void prepare(const RunSpec& spec, Starter& starter);
 
-// `rlock run` once the lock is held (`acquired`): runs the child under the lock
-// with a renewing watchdog, forwards signals, stops the child's whole tree when
-// the lock is lost or cannot be confirmed, stops what CMD left running (or
-// waits for it with --wait-descendants), releases (or keeps it for
-// --hold-min), and returns the exit status: the child's, or 76 when the lock
-// was lost. Throws rlock::Error (126/127) when the child cannot be started,
-// after releasing the lock.
+// `rlock run` in the supervisor once the lock is held (`acquired`): starts CMD,
+// renews from a watchdog thread, passes signals on to CMD's tree, stops the
+// tree when the lock is lost or cannot be confirmed, or when the rlock process
+// above it is killed, stops what CMD left running (or waits for it with
+// --wait-descendants), releases (or keeps it for --hold-min), and returns the
+// exit status: CMD's, or 76 when the lock was lost. Throws rlock::Error
+// (126/127) when CMD cannot be started, after releasing the lock.
 int supervise(redis::Connection& conn, const RunSpec& spec, const lock::AcquireResult& acquired,
-              SignalFd& signals, Guardian& guardian);
+              SignalFd& signals, Starter& starter);
 
 } // namespace rlock::run
