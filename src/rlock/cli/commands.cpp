@@ -272,10 +272,8 @@ int cmd_run(Context& ctx) {
   if (!guardian.fork_supervisor()) {
     return guardian.watch(signals, spec.label); // the caller's rlock: passes signals on, waits
   }
-  run::Starter starter;
-  run::prepare(spec, starter); // forked while the lock is requested
-  auto acquired = acquire_or_busy(ctx, spec.request, signals);
-  return run::supervise(ctx.conn, spec, acquired, signals, starter);
+  auto acquired = acquire_or_busy(ctx, spec.request, signals); // in the supervisor
+  return run::supervise(ctx.conn, spec, acquired, signals);
 }
 
 } // namespace

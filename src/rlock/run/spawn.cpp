@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -15,7 +17,10 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+
+extern char** environ;
 
 namespace rlock::run {
 
@@ -23,45 +28,27 @@ namespace {
 
 sighandler_t g_sigpipe_before = SIG_DFL;
 
-// The supervisor's message to the starter. Pipe writes this small are atomic.
-struct Launch {
-  std::int64_t fence;
-  std::int32_t take_terminal;
-  std::int32_t unused;
-};
-
-// The starter's whole life: wait for the launch message, become CMD.
-[[noreturn]] void starter_main(const std::vector<std::string>& args, int launch_fd, int exec_error_fd) {
-  setpgid(0, 0); // CMD's own process group (the supervisor sets it too: no race)
-  Launch launch{};
-  ssize_t got;
-  while ((got = ::read(launch_fd, &launch, sizeof launch)) < 0 && errno == EINTR) {
+// Where execvp would find `file`, for running a script without "#!" through
+// /bin/sh as execvp does (posix_spawnp answers ENOEXEC instead).
+std::string find_in_path(const std::string& file) {
+  if (file.find('/') != std::string::npos) {
+    return file;
   }
-  if (got != sizeof launch) {
-    _exit(0); // the supervisor did not get the lock, or died: nothing to start
+  const char* path = std::getenv("PATH");
+  std::string_view rest = path != nullptr ? path : "/bin:/usr/bin";
+  for (;;) {
+    auto colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + file;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    if (colon == std::string_view::npos) {
+      return file;
+    }
+    rest = rest.substr(colon + 1);
   }
-  if (launch.take_terminal != 0) {
-    tcsetpgrp(STDIN_FILENO, getpid()); // every signal is still blocked: SIGTTOU cannot stop us
-  }
-  setenv("RLOCK_FENCE", std::to_string(launch.fence).c_str(), 1);
-  // CMD starts as rlock itself was started: exec resets caught signals, and an
-  // ignored one (SIGINT under nohup) stays ignored, as with flock. Undo only
-  // what rlock changed: SIGPIPE, the parent-death signal and the blocked mask.
-  signal(SIGPIPE, g_sigpipe_before);
-  prctl(PR_SET_PDEATHSIG, 0);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-  std::vector<char*> argv;
-  for (const auto& arg : args) {
-    argv.push_back(const_cast<char*>(arg.c_str()));
-  }
-  argv.push_back(nullptr);
-  execvp(argv[0], argv.data());
-  int err = errno;
-  ssize_t ignored = ::write(exec_error_fd, &err, sizeof err);
-  (void)ignored;
-  _exit(127);
 }
 
 const char* signal_abbrev(int sig) {
@@ -137,70 +124,59 @@ int Guardian::watch(SignalFd& signals, const std::string& label) {
   }
 }
 
-Starter::~Starter() {
-  if (m_launch >= 0) {
-    ::close(m_launch); // never launched: the starter exits
+pid_t spawn_cmd(const std::vector<std::string>& args, bool take_terminal) {
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_init(&attr);
+  posix_spawn_file_actions_init(&actions);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  // exec resets caught signals; rlock changed only SIGPIPE (ignored while it
+  // supervises) and the parent-death signal (blocked, never ignored).
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  if (g_sigpipe_before == SIG_DFL) {
+    sigaddset(&defaults, SIGPIPE);
   }
-  if (m_exec_error >= 0) {
-    ::close(m_exec_error);
+  // glibc's posix_spawn leaves its own internal signals (32 and 33: thread
+  // cancellation, setxid) ignored in the child unless they are in this set,
+  // and sigaddset refuses them. sigset_t is a bit array on Linux (signal N is
+  // bit N-1): set them directly, so CMD starts with nothing ignored that
+  // rlock's caller did not ignore (as with flock's execvp).
+  for (int sig = __SIGRTMIN; sig < SIGRTMIN; ++sig) {
+    constexpr int k_bits = 8 * sizeof(unsigned long);
+    reinterpret_cast<unsigned long*>(&defaults)[(sig - 1) / k_bits] |= 1UL << ((sig - 1) % k_bits);
   }
-}
-
-void Starter::prepare(const std::vector<std::string>& argv) {
-  int launch[2] = {-1, -1};
-  int exec_error[2] = {-1, -1};
-  if (pipe2(launch, O_CLOEXEC) != 0 || pipe2(exec_error, O_CLOEXEC) != 0) {
-    int err = errno;
-    for (int fd : {launch[0], launch[1], exec_error[0], exec_error[1]}) {
-      if (fd >= 0) {
-        ::close(fd);
-      }
-    }
-    throw Error(ExitCode::software, fmt::format("pipe: {}", std::strerror(err)));
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  if (take_terminal) {
+    // Done in the child before exec, while glibc keeps every signal blocked
+    // there (so SIGTTOU cannot stop it).
+    posix_spawn_file_actions_addtcsetpgrp_np(&actions, STDIN_FILENO);
   }
-  // A forked child of a process with one thread may run any code; the renewal
-  // thread starts only after CMD runs.
-  pid_t pid = fork();
-  if (pid == 0) {
-    ::close(launch[1]);
-    ::close(exec_error[0]);
-    starter_main(argv, launch[0], exec_error[1]);
+  std::vector<char*> argv;
+  for (const auto& arg : args) {
+    argv.push_back(const_cast<char*>(arg.c_str()));
   }
-  int fork_errno = errno;
-  ::close(launch[0]);
-  ::close(exec_error[1]);
-  m_launch = launch[1];
-  m_exec_error = exec_error[0];
-  if (pid < 0) {
-    throw Error(ExitCode::software, fmt::format("fork: {}", std::strerror(fork_errno)));
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  int err = posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), environ);
+  if (err == ENOEXEC) {
+    std::string script = find_in_path(args.front());
+    std::vector<char*> sh_argv{const_cast<char*>("/bin/sh"), script.data()};
+    sh_argv.insert(sh_argv.end(), argv.begin() + 1, argv.end());
+    err = posix_spawn(&pid, "/bin/sh", &actions, &attr, sh_argv.data(), environ);
   }
-  setpgid(pid, pid);
-  m_pid = pid;
-  m_command = argv.front();
-}
-
-pid_t Starter::launch(long long fence, bool take_terminal) {
-  Launch launch{fence, take_terminal ? 1 : 0, 0};
-  ssize_t sent = ::write(m_launch, &launch, sizeof launch);
-  ::close(m_launch);
-  m_launch = -1;
-  int err = 0;
-  ssize_t n;
-  while ((n = ::read(m_exec_error, &err, sizeof err)) < 0 && errno == EINTR) {
-  }
-  ::close(m_exec_error);
-  m_exec_error = -1;
-  if (sent == sizeof launch && n == 0) {
-    return m_pid; // the close-on-exec pipe closed: CMD runs
-  }
-  while (waitpid(m_pid, nullptr, 0) < 0 && errno == EINTR) {
-  }
-  if (n != sizeof err) {
-    throw Error(ExitCode::software, "the process that was to become CMD died before it could");
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (err == 0) {
+    return pid;
   }
   bool missing = err == ENOENT || err == ENOTDIR;
   throw Error(missing ? ExitCode::not_found : ExitCode::cannot_execute,
-              fmt::format("{}: {}", printable(m_command), missing ? "command not found" : std::strerror(err)));
+              fmt::format("{}: {}", printable(args.front()), missing ? "command not found" : std::strerror(err)));
 }
 
 } // namespace rlock::run

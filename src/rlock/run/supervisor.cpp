@@ -191,23 +191,20 @@ SignalFd make_run_signals() {
                    parent_death_signal()});
 }
 
-void prepare(const RunSpec& spec, Starter& starter) {
-  setenv("RLOCK_NAME", spec.request.keys.name.c_str(), 1);
-  setenv("RLOCK_OWNER", spec.request.owner.c_str(), 1);
-  for (const auto& [name, value] : spec.child_env) {
-    setenv(name.c_str(), value.c_str(), 1);
-  }
-  starter.prepare(spec.child_argv);
-}
-
 int supervise(redis::Connection& conn, const RunSpec& spec, const lock::AcquireResult& acquired,
-              SignalFd& signals, Starter& starter) {
+              SignalFd& signals) {
   // Decided now, not before the wait: the job may have been put in the
   // background meanwhile.
   const bool tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == guardian_group();
+  setenv("RLOCK_NAME", spec.request.keys.name.c_str(), 1);
+  setenv("RLOCK_OWNER", spec.request.owner.c_str(), 1);
+  setenv("RLOCK_FENCE", std::to_string(acquired.fence).c_str(), 1);
+  for (const auto& [name, value] : spec.child_env) {
+    setenv(name.c_str(), value.c_str(), 1);
+  }
   pid_t cmd = -1;
   try {
-    cmd = starter.launch(acquired.fence, tty);
+    cmd = spawn_cmd(spec.child_argv, tty);
   } catch (const Error&) {
     release_quietly(conn, spec);
     throw;

@@ -30,12 +30,6 @@ struct RunSpec {
 // Ctrl-C while waiting is seen) and before any thread starts.
 SignalFd make_run_signals();
 
-// What the supervisor sets up before it asks for the lock, so that none of it
-// is on the way from "acquired" to "CMD runs": CMD's environment (all but
-// RLOCK_FENCE) and the starter, forked now, waiting to become CMD. Call in the
-// supervisor (see Guardian), while it has one thread.
-void prepare(const RunSpec& spec, Starter& starter);
-
 // `rlock run` in the supervisor once the lock is held (`acquired`): starts CMD,
 // renews from a watchdog thread, passes signals on to CMD's tree, stops the
 // tree when the lock is lost or cannot be confirmed, or when the rlock process
@@ -44,6 +38,6 @@ void prepare(const RunSpec& spec, Starter& starter);
 // exit status: CMD's, or 76 when the lock was lost. Throws rlock::Error
 // (126/127) when CMD cannot be started, after releasing the lock.
 int supervise(redis::Connection& conn, const RunSpec& spec, const lock::AcquireResult& acquired,
-              SignalFd& signals, Starter& starter);
+              SignalFd& signals);
 
 } // namespace rlock::run
