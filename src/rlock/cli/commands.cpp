@@ -1,13 +1,13 @@
 #include <rlock/cli/commands.hpp>
 #include <rlock/cli/render.hpp>
 #include <rlock/cli/secrets.hpp>
-#include <rlock/redis/errors.hpp>
-#include <rlock/redis/retry.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/core/proc.hpp>
 #include <rlock/core/signals.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/lock/waiter.hpp>
+#include <rlock/redis/errors.hpp>
+#include <rlock/redis/retry.hpp>
 #include <rlock/redis/url.hpp>
 #include <rlock/run/supervisor.hpp>
 
@@ -60,8 +60,8 @@ std::string process_command(pid_t pid) {
 struct Context {
   const Invocation& inv;
   redis::Connection conn;
-  lock::LockKeys keys;  // of names[0] when the command takes one name
-  std::string label;    // "run \"NAME\" on URL", for messages
+  lock::LockKeys keys; // of names[0] when the command takes one name
+  std::string label;   // "run \"NAME\" on URL", for messages
 };
 
 namespace {
@@ -98,8 +98,8 @@ private:
                 {"ttl_ms", result.holder.ttl.count()},
                 {"holder_info", holder_json(result.holder.record)}});
   }
-  std::string why = inv.wait ? fmt::format("still busy after waiting {}", format_duration(*inv.wait))
-                             : std::string("busy");
+  std::string why =
+      inv.wait ? fmt::format("still busy after waiting {}", format_duration(*inv.wait)) : std::string("busy");
   throw Error(static_cast<ExitCode>(inv.global.conflict_exit_code),
               fmt::format("{}: {}", why, holder_phrase(result.holder)));
 }
@@ -225,9 +225,8 @@ int cmd_force_unlock(Context& ctx) {
   auto before = lock::inspect(ctx.conn, {ctx.keys.name});
   auto removed = lock::force_unlock(ctx.conn, ctx.keys);
   if (ctx.inv.global.json) {
-    print_json({{"name", ctx.keys.name},
-                {"removed", removed.has_value()},
-                {"was", status_json(before.front())}});
+    print_json(
+        {{"name", ctx.keys.name}, {"removed", removed.has_value()}, {"was", status_json(before.front())}});
   }
   if (!removed) {
     throw Error(ExitCode::not_held, "nothing to remove: the lock is free");
@@ -312,9 +311,9 @@ std::string subcommand_names() {
 
 int execute(const Invocation& inv, std::string& context) {
   auto endpoint = resolve_endpoint(inv.global);
-  context = inv.names.empty() ? fmt::format("{} on {}", inv.sub->name, endpoint.display())
-                              : fmt::format("{} {} on {}", inv.sub->name, quote(inv.names.front()),
-                                            endpoint.display());
+  context = inv.names.empty()
+                ? fmt::format("{} on {}", inv.sub->name, endpoint.display())
+                : fmt::format("{} {} on {}", inv.sub->name, quote(inv.names.front()), endpoint.display());
   Context ctx{inv, redis::Connection(endpoint, {inv.global.connect_timeout, inv.global.io_timeout}),
               inv.names.size() == 1 ? lock::keys_for(inv.names.front()) : lock::LockKeys{}, context};
   return inv.sub->handler(ctx);

@@ -45,11 +45,10 @@ struct Raw {
 // and scheduling delays with room to spare.
 constexpr Millis k_min_run_ttl{500};
 
-const char* k_footer =
-    "Durations: 500ms, 30s, 5m, 2h, 1h30m, 1d, or seconds (0.5).\n"
-    "Exit status: 0 ok, 1 not held, 64 usage, 69 Redis unavailable, 70 internal, 75 busy\n"
-    "(-E), 76 lock lost during run, 77 auth denied; run exits with CMD's status.\n"
-    "See rlock(1) for the data format, the environment and safety notes.";
+const char* k_footer = "Durations: 500ms, 30s, 5m, 2h, 1h30m, 1d, or seconds (0.5).\n"
+                       "Exit status: 0 ok, 1 not held, 64 usage, 69 Redis unavailable, 70 internal, 75 busy\n"
+                       "(-E), 76 lock lost during run, 77 auth denied; run exits with CMD's status.\n"
+                       "See rlock(1) for the data format, the environment and safety notes.";
 
 struct App {
   CLI::App app{"rlock: distributed locks in Redis for shell scripts, cron and CI, "
@@ -60,8 +59,7 @@ struct App {
 };
 
 void add_wait_flags(CLI::App* sub, Raw& raw) {
-  auto* wait = sub->add_option("-w,--wait", raw.wait, "Wait up to DUR for the lock")
-                   ->type_name("DUR");
+  auto* wait = sub->add_option("-w,--wait", raw.wait, "Wait up to DUR for the lock")->type_name("DUR");
   auto* no_wait =
       sub->add_flag("-n,--no-wait", raw.no_wait, "Do not wait: fail at once if the lock is busy (default)");
   wait->excludes(no_wait);
@@ -88,10 +86,8 @@ std::unique_ptr<App> make_app() {
   app.add_option("--password-file", raw.password_file,
                  "Read the password from FILE (env RLOCK_PASSWORD, REDISCLI_AUTH)")
       ->type_name("FILE");
-  app.add_option("--connect-timeout", raw.connect_timeout, "Connect timeout (default 2s)")
-      ->type_name("DUR");
-  app.add_option("--io-timeout", raw.io_timeout, "Timeout of each request (default 2s)")
-      ->type_name("DUR");
+  app.add_option("--connect-timeout", raw.connect_timeout, "Connect timeout (default 2s)")->type_name("DUR");
+  app.add_option("--io-timeout", raw.io_timeout, "Timeout of each request (default 2s)")->type_name("DUR");
   app.add_option("--tls-ca-file", raw.tls_ca_file, "TLS CA file (not supported yet)")->type_name("FILE");
   app.add_option("--tls-cert", raw.tls_cert, "TLS client certificate (not supported yet)")->type_name("FILE");
   app.add_option("--tls-key", raw.tls_key, "TLS client key (not supported yet)")->type_name("FILE");
@@ -124,8 +120,7 @@ std::unique_ptr<App> make_app() {
   auto* renew = a->subs["renew"];
   renew->add_option("NAME", raw.names, "Lock name")->required()->expected(1);
   add_owner(renew, raw, "Owner token printed by acquire (env RLOCK_OWNER)");
-  renew->add_option("--ttl", raw.ttl, "New lease (default: the lease it was taken with)")
-      ->type_name("DUR");
+  renew->add_option("--ttl", raw.ttl, "New lease (default: the lease it was taken with)")->type_name("DUR");
 
   auto* status = a->subs["status"];
   status->add_option("NAME", raw.names, "Locks to show (default: every lock found)");
@@ -221,7 +216,8 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
     throw UsageError("--quiet and --verbose exclude each other");
   }
   if (raw.conflict_exit_code < 0 || raw.conflict_exit_code > 255) {
-    throw UsageError(fmt::format("--conflict-exit-code: {} is not an exit code (0-255)", raw.conflict_exit_code));
+    throw UsageError(
+        fmt::format("--conflict-exit-code: {} is not an exit code (0-255)", raw.conflict_exit_code));
   }
   g.conflict_exit_code = raw.conflict_exit_code;
 
@@ -257,8 +253,8 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   inv.wait_descendants = raw.wait_descendants;
 
   if (inv.sub->needs_owner && inv.owner.empty()) {
-    throw UsageError(fmt::format("{}: which owner? give --owner TOKEN (printed by acquire) or set RLOCK_OWNER",
-                                 sub_name));
+    throw UsageError(
+        fmt::format("{}: which owner? give --owner TOKEN (printed by acquire) or set RLOCK_OWNER", sub_name));
   }
   if (inv.sub->takes_command) {
     inv.child_argv = child_argv;
@@ -269,8 +265,9 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
       throw UsageError("run: --hold-min is longer than --max-hold");
     }
     if (inv.ttl && *inv.ttl < k_min_run_ttl) {
-      throw UsageError(fmt::format("--ttl: {} is too short for run: a lease under {} cannot be renewed reliably",
-                                   format_duration(*inv.ttl), format_duration(k_min_run_ttl)));
+      throw UsageError(
+          fmt::format("--ttl: {} is too short for run: a lease under {} cannot be renewed reliably",
+                      format_duration(*inv.ttl), format_duration(k_min_run_ttl)));
     }
   }
   return inv;

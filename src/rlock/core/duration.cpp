@@ -35,8 +35,8 @@ double unit_ms(std::string_view unit) {
 
 Millis parse_duration(std::string_view text, std::string_view flag, bool allow_zero) {
   auto fail = [&](std::string_view why) {
-    return UsageError(fmt::format("{}: {} duration '{}' (use e.g. 500ms, 30s, 5m, 1h30m, 1d)",
-                                  flag, why, printable(text)));
+    return UsageError(
+        fmt::format("{}: {} duration '{}' (use e.g. 500ms, 30s, 5m, 1h30m, 1d)", flag, why, printable(text)));
   };
   if (text.empty()) {
     throw fail("empty");
@@ -51,8 +51,7 @@ Millis parse_duration(std::string_view text, std::string_view flag, bool allow_z
   while (pos < text.size()) {
     std::size_t start = pos;
     bool seen_dot = false;
-    while (pos < text.size() &&
-           ((text[pos] >= '0' && text[pos] <= '9') || (text[pos] == '.' && !seen_dot))) {
+    while (pos < text.size() && ((text[pos] >= '0' && text[pos] <= '9') || (text[pos] == '.' && !seen_dot))) {
       seen_dot = seen_dot || text[pos] == '.';
       ++pos;
     }

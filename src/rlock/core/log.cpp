@@ -21,12 +21,12 @@ constexpr std::size_t k_max_pending = 64 * 1024;
 
 // How rlock reaches stderr without blocking on it.
 enum class Sink {
-  unknown,  // not looked at yet (opened on the first message)
-  none,     // stderr is closed: messages are dropped
-  own_fd,   // a non-blocking open file description of the same pipe/terminal
-  file,     // a regular file: writes do not wait for a reader
-  socket,   // send(MSG_DONTWAIT) on fd 2
-  poll_fd,  // fd 2 when it cannot be reopened: written only when poll says so
+  unknown, // not looked at yet (opened on the first message)
+  none,    // stderr is closed: messages are dropped
+  own_fd,  // a non-blocking open file description of the same pipe/terminal
+  file,    // a regular file: writes do not wait for a reader
+  socket,  // send(MSG_DONTWAIT) on fd 2
+  poll_fd, // fd 2 when it cannot be reopened: written only when poll says so
 };
 
 struct State {

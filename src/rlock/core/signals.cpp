@@ -35,7 +35,8 @@ std::string interruption(int signal) {
 } // namespace
 
 Interrupted::Interrupted(int signal)
-    : Error(static_cast<ExitCode>(128 + (signal == parent_death_signal() ? SIGKILL : signal)), interruption(signal)),
+    : Error(static_cast<ExitCode>(128 + (signal == parent_death_signal() ? SIGKILL : signal)),
+            interruption(signal)),
       m_signal(signal) {}
 
 SignalFd::SignalFd(std::initializer_list<int> signals) {

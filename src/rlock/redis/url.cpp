@@ -16,8 +16,8 @@ UsageError bad_url(std::string_view url, std::string_view why) {
   std::string shown(url);
   if (auto at = shown.rfind('@'); at != std::string::npos) {
     auto scheme_end = shown.find("://");
-    shown = shown.substr(0, scheme_end == std::string::npos ? 0 : scheme_end + 3) + "***@" +
-            shown.substr(at + 1);
+    shown =
+        shown.substr(0, scheme_end == std::string::npos ? 0 : scheme_end + 3) + "***@" + shown.substr(at + 1);
   }
   return UsageError(fmt::format("--url: {} in '{}'", why, printable(shown)));
 }
@@ -194,8 +194,7 @@ std::string without_password(std::string_view url) {
   return out + std::string(url.substr(rest));
 }
 
-std::vector<std::string> choose_urls(const std::vector<std::string>& flags,
-                                     const char* (*env)(const char*)) {
+std::vector<std::string> choose_urls(const std::vector<std::string>& flags, const char* (*env)(const char*)) {
   if (!flags.empty()) {
     return flags;
   }

@@ -27,21 +27,21 @@ public:
   struct Config {
     OnLost on_lost = OnLost::term;
     Millis kill_after{10'000};
-    TimePoint first_renewal;               // when the renewal thread is due
-    std::optional<TimePoint> max_hold_at;  // --max-hold: acquired + DUR
-    std::optional<TimePoint> hold_until;   // --hold-min: acquired + DUR
-    bool wait_descendants = false;         // hold while CMD's leftovers run
+    TimePoint first_renewal;              // when the renewal thread is due
+    std::optional<TimePoint> max_hold_at; // --max-hold: acquired + DUR
+    std::optional<TimePoint> hold_until;  // --hold-min: acquired + DUR
+    bool wait_descendants = false;        // hold while CMD's leftovers run
   };
 
   // Why CMD's tree is being stopped (for the message, after the signal).
   enum class Why { none, lost, unconfirmed, max_hold, leftovers, orphaned };
 
   struct Step {
-    bool start_renewals = false; // start the renewal thread now
-    int signal = 0;              // send this to CMD's whole tree now (0: none)
-    Why why = Why::none;         // a stop that begins now, to report after signalling
-    Why loss_ignored = Why::none; // --on-lost ignore: a loss to report; CMD goes on
-    bool finished = false;       // CMD and its whole tree are gone: end the run
+    bool start_renewals = false;       // start the renewal thread now
+    int signal = 0;                    // send this to CMD's whole tree now (0: none)
+    Why why = Why::none;               // a stop that begins now, to report after signalling
+    Why loss_ignored = Why::none;      // --on-lost ignore: a loss to report; CMD goes on
+    bool finished = false;             // CMD and its whole tree are gone: end the run
     TimePoint wake = TimePoint::max(); // call step() again by then at the latest
   };
 

@@ -7,10 +7,10 @@
 #include <fmt/format.h>
 
 #include <fcntl.h>
-#include <spawn.h>
-#include <sys/stat.h>
 #include <poll.h>
+#include <spawn.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,7 +41,8 @@ std::string find_in_path(const std::string& file) {
     std::string dir(rest.substr(0, colon));
     std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + file;
     struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        ::access(candidate.c_str(), X_OK) == 0) {
       return candidate;
     }
     if (colon == std::string_view::npos) {
@@ -175,8 +176,9 @@ pid_t spawn_cmd(const std::vector<std::string>& args, bool take_terminal) {
     return pid;
   }
   bool missing = err == ENOENT || err == ENOTDIR;
-  throw Error(missing ? ExitCode::not_found : ExitCode::cannot_execute,
-              fmt::format("{}: {}", printable(args.front()), missing ? "command not found" : std::strerror(err)));
+  throw Error(
+      missing ? ExitCode::not_found : ExitCode::cannot_execute,
+      fmt::format("{}: {}", printable(args.front()), missing ? "command not found" : std::strerror(err)));
 }
 
 } // namespace rlock::run

@@ -38,7 +38,6 @@ bool hold_quietly(redis::Connection& conn, const RunSpec& spec, Millis left) noe
   }
 }
 
-
 const char* signal_name(int sig) {
   return sig == SIGKILL ? "SIGKILL" : "SIGTERM";
 }
@@ -47,9 +46,10 @@ const char* signal_name(int sig) {
 void report(const RunSpec& spec, const StopPlan::Step& step, const LeaseState& lease,
             const std::vector<Process>& signalled) {
   auto loss = [&](StopPlan::Why why) {
-    return why == StopPlan::Why::lost ? lease.lost_reason
-                                      : fmt::format("no renewal could be confirmed in time{}",
-                                                    lease.last_error.empty() ? "" : " (" + lease.last_error + ")");
+    return why == StopPlan::Why::lost
+               ? lease.lost_reason
+               : fmt::format("no renewal could be confirmed in time{}",
+                             lease.last_error.empty() ? "" : " (" + lease.last_error + ")");
   };
   if (step.loss_ignored != StopPlan::Why::none) {
     log::warning("{}: lock lost: {}; --on-lost ignore: CMD keeps running unprotected", spec.label,
@@ -187,8 +187,8 @@ int supervise_child(redis::Connection& conn, const RunSpec& spec, TimePoint acqu
 SignalFd make_run_signals() {
   ignore_sigpipe();
   // SIGTTOU: handing the terminal to CMD's group and back must not stop us.
-  return SignalFd({SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD, SIGCONT, SIGTTOU,
-                   parent_death_signal()});
+  return SignalFd(
+      {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD, SIGCONT, SIGTTOU, parent_death_signal()});
 }
 
 int supervise(redis::Connection& conn, const RunSpec& spec, const lock::AcquireResult& acquired,

@@ -21,11 +21,10 @@ void LeaseClock::confirmed(TimePoint sent, TimePoint now) {
   m_sent = std::max(m_sent, sent);
 }
 
-Watchdog::Watchdog(redis::Endpoint endpoint, redis::Timeouts timeouts, lock::LockKeys keys,
-                   std::string owner, Millis ttl, Millis kill_after, TimePoint acquired_sent)
-    : m_conn(std::move(endpoint), timeouts), m_keys(std::move(keys)), m_owner(std::move(owner)),
-      m_ttl(ttl), m_clock(ttl, kill_after, acquired_sent),
-      m_first_renewal(acquired_sent + m_clock.interval()) {
+Watchdog::Watchdog(redis::Endpoint endpoint, redis::Timeouts timeouts, lock::LockKeys keys, std::string owner,
+                   Millis ttl, Millis kill_after, TimePoint acquired_sent)
+    : m_conn(std::move(endpoint), timeouts), m_keys(std::move(keys)), m_owner(std::move(owner)), m_ttl(ttl),
+      m_clock(ttl, kill_after, acquired_sent), m_first_renewal(acquired_sent + m_clock.interval()) {
   m_state.stop_at = m_clock.stop_at();
   m_state.kill_at = m_clock.kill_at();
   m_event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
