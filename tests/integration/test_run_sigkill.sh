@@ -28,7 +28,7 @@ check "the grandchild sh dies" wait_until 2 dead "$gc_pid"
 check "the grandchild's sleep 600 dies" wait_until 2 dead "$gcsleep_pid"
 d=$(( $(ms) - t_kill )); echo "  the tree was gone ${d}ms after SIGKILL"
 check "the tree died promptly (${d}ms < 1000ms)" test "$d" -lt 1000
-check "no process of that run is left (guardian included)" \
+check "no process of that run is left (the supervisor included)" \
   wait_until 2 eval '! pgrep -f -- "$T" >/dev/null'
 check "K becomes free" wait_until 4 key_gone K
 d=$(( $(ms) - t_kill )); echo "  K free (or taken by the waiter) ${d}ms after SIGKILL"

@@ -14,7 +14,7 @@ script = r'''
 "$1" run TTY -- python3 -c "import os; print('cmd-foreground', os.tcgetpgrp(0) == os.getpgrp())"
 echo "rc1=$?"
 python3 -c "import os; print('shell-foreground-after', os.tcgetpgrp(0) == os.getpgrp())"
-"$1" run TTY -- sh -c 'echo $PPID >"$1/guardian.pid"; sleep 1; echo cmd-finished' sh "$2"
+"$1" run TTY -- sh -c 'echo $PPID >"$1/supervisor.pid"; sleep 1; echo cmd-finished' sh "$2"
 echo "rc2=$?"
 '''
 pid, master = pty.fork()
@@ -42,11 +42,11 @@ def state(p):
         return open("/proc/%d/stat" % p).read().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "gone"
-gpath = os.path.join(tmp, "guardian.pid")
+gpath = os.path.join(tmp, "supervisor.pid")
 if not pump(10, lambda: os.path.exists(gpath) and os.path.getsize(gpath) > 0):
-    sys.exit("no guardian pid; terminal output so far:\n" + out.decode(errors="replace"))
-guardian = int(open(gpath).read())
-rl = int(open("/proc/%d/stat" % guardian).read().rsplit(")", 1)[1].split()[1])
+    sys.exit("no supervisor pid; terminal output so far:\n" + out.decode(errors="replace"))
+supervisor = int(open(gpath).read())  # CMD's parent; its parent is the rlock the shell started
+rl = int(open("/proc/%d/stat" % supervisor).read().rsplit(")", 1)[1].split()[1])
 time.sleep(0.2)
 os.write(master, b"\x1a")  # Ctrl-Z
 stopped = pump(3, lambda: state(rl) == "T")
