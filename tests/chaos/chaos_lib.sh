@@ -21,14 +21,7 @@ rand_ms() { echo $(( $1 + RANDOM % ($2 - $1 + 1) )); }
 
 # Pids whose environment carries this scenario's marker (rlock, its supervisor,
 # the witness and anything they started), this shell excluded.
-chaos_procs() {
-  local f pid
-  for f in $(grep -lzxF "CHAOS_RUN=$TEST_TMP" /proc/[0-9]*/environ 2>/dev/null); do
-    pid=${f#/proc/}; pid=${pid%/environ}
-    [ "$pid" = "$$" ] && continue
-    alive "$pid" && echo "$pid"
-  done
-}
+chaos_procs() { procs_with_env "CHAOS_RUN=$TEST_TMP" | grep -vx "$$"; }
 no_chaos_procs() { [ -z "$(chaos_procs)" ]; }
 
 chaos_cleanup() {

@@ -9,13 +9,7 @@
 start_redis
 
 # case_procs MARK: live processes whose environment carries CASE_MARK=MARK.
-case_procs() {
-  local f pid
-  for f in $(grep -lzxF "CASE_MARK=$1" /proc/[0-9]*/environ 2>/dev/null); do
-    pid=${f#/proc/}; pid=${pid%/environ}
-    alive "$pid" && echo "$pid"
-  done
-}
+case_procs() { procs_with_env "CASE_MARK=$1"; }
 no_case_procs() { [ -z "$(case_procs "$1")" ]; }
 sleeps_running() { [ "$(case_procs "$1" | xargs -r ps -o comm= -p 2>/dev/null | grep -c sleep)" -ge "$2" ]; }
 

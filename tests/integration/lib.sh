@@ -117,6 +117,15 @@ alive() {
   [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
 }
 dead() { ! alive "$1"; }
+# procs_with_env NAME=VALUE: the live processes whose environment holds exactly
+# that entry (a marker a scenario puts on everything it starts).
+procs_with_env() {
+  local f pid
+  for f in $(grep -lzxF "$1" /proc/[0-9]*/environ 2>/dev/null); do
+    pid=${f#/proc/}; pid=${pid%/environ}
+    alive "$pid" && echo "$pid"
+  done
+}
 # dead_all PID...: none of them is alive.
 dead_all() { local p; for p in "$@"; do alive "$p" && return 1; done; return 0; }
 has_file() { [ -s "$1" ]; }

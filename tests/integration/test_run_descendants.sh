@@ -13,13 +13,7 @@
 start_redis
 
 # procs_of MARK: live processes whose environment carries CASE_MARK=MARK.
-procs_of() {
-  local f pid
-  for f in $(grep -lzxF "CASE_MARK=$1" /proc/[0-9]*/environ 2>/dev/null); do
-    pid=${f#/proc/}; pid=${pid%/environ}
-    alive "$pid" && echo "$pid"
-  done
-}
+procs_of() { procs_with_env "CASE_MARK=$1"; }
 # count_comm MARK NAME: how many of them run NAME.
 count_comm() { procs_of "$1" | xargs -r ps -o comm= -p 2>/dev/null | grep -cx "$2"; }
 at_least() { [ "$(count_comm "$1" "$2")" -ge "$3" ]; }
