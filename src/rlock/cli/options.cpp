@@ -59,7 +59,7 @@ struct App {
 };
 
 void add_wait_flags(CLI::App* sub, Raw& raw) {
-  auto* wait = sub->add_option("-w,--wait", raw.wait, "Wait up to DUR for the lock")->type_name("DUR");
+  auto* wait = sub->add_option("-w,--wait", raw.wait, "Wait up to DUR for the lock (0: try once)")->type_name("DUR");
   auto* no_wait =
       sub->add_flag("-n,--no-wait", raw.no_wait, "Do not wait: fail at once if the lock is busy (default)");
   wait->excludes(no_wait);
@@ -151,7 +151,7 @@ std::unique_ptr<App> make_app() {
                 "When CMD exits, keep the lock until what it left running ends (default: stop them)");
   run->footer(std::string("Then: -- CMD [ARG...]  the command to run under the lock (searched in PATH),\n"
                           "with RLOCK_NAME, RLOCK_OWNER, RLOCK_FENCE and RLOCK_URL in its environment.\n"
-                          "rlock exits with CMD's status.\n\n") +
+                          "rlock exits with CMD's status. A NAME that starts with '-': run -- -NAME -- CMD.\n\n") +
               k_footer);
   return a;
 }
