@@ -7,12 +7,15 @@ start_redis
 
 T=$TEST_TMP/r
 t0=$(ms)
-bg "$T" run R --ttl 3s -- sleep 8
+# CMD marks its end: a PTTL read while the marker is absent was taken while
+# CMD ran, so the lock must be there. (rlock releases before it exits, so
+# "rlock still running" is not the same as "the lock must be held".)
+bg "$T" run R --ttl 3s -- sh -c "sleep 8; : >'$T.cmd-done'"
 check "R is taken" wait_until 3 key_there R
 : >"$T.pttl"
 while ! bg_done "$T" && [ $(( $(ms) - t0 )) -lt 15000 ]; do
   p=$(rcli PTTL R)
-  bg_done "$T" && break   # the run may have ended (and released) meanwhile
+  [ -e "$T.cmd-done" ] && break   # CMD ended: the release may have begun
   echo "$(( $(ms) - t0 )) $p" >>"$T.pttl"
   sleep 0.1
 done
