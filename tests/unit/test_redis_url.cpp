@@ -43,7 +43,9 @@ TEST_CASE("urls: unix sockets") {
 TEST_CASE("urls: malformed and not-yet-supported are usage errors without the password") {
   for (const char* bad : {"http://x", "redis://", "redis://h:0", "redis://h:99999", "redis://h:x",
                           "redis://h/db", "unix://relative.sock", "unix:///s?x=1", "127.0.0.1:6379",
-                          "rediss://h:6379", "redis-sentinel://h:26379/m", "redis://u:pw@h:1%zz"}) {
+                          "rediss://h:6379", "redis://u:pw@h:1%zz", "redis-sentinel://h:26379",
+                          "redis-sentinel://u:pw@h:26379/", "redis-sentinel:///m", "redis-sentinel://h,/m",
+                          "redis-sentinel://h:1,:2/m", "redis-sentinel://h:0/m", "redis-sentinel://h/m/x"}) {
     CAPTURE(bad);
     try {
       parse_url(bad);
@@ -52,6 +54,23 @@ TEST_CASE("urls: malformed and not-yet-supported are usage errors without the pa
       CHECK(std::string(e.what()).find("pw@") == std::string::npos);
     }
   }
+}
+
+TEST_CASE("urls: redis-sentinel:// names the sentinels, the master, and the primary's login and db") {
+  auto ep = parse_url("redis-sentinel://app:s%40cret@10.0.0.1:26380,[::1],s3/my%20master/4");
+  REQUIRE(ep.is_sentinel());
+  CHECK(ep.sentinels ==
+        std::vector<rlock::redis::HostPort>{{"10.0.0.1", 26380}, {"::1", 26379}, {"s3", 26379}});
+  CHECK(ep.master == "my master");
+  CHECK(ep.user == "app");
+  CHECK(ep.password == "s@cret");
+  CHECK(ep.db == 4);
+  CHECK(ep.display() == "redis-sentinel://app@10.0.0.1:26380,[::1]:26379,s3:26379/my master/4");
+  auto primary = ep.at({"10.0.0.9", 6390});
+  CHECK_FALSE(primary.is_sentinel());
+  CHECK(primary.display() == "redis://app@10.0.0.9:6390/4");
+  CHECK(primary.password == "s@cret");
+  CHECK(parse_url("redis-sentinel://h/m").sentinels == std::vector<rlock::redis::HostPort>{{"h", 26379}});
 }
 
 namespace {
@@ -70,4 +89,8 @@ TEST_CASE("urls: flags, then RLOCK_URL, then REDIS_URL, then the default") {
   g_env["RLOCK_URL"] = "redis://a:1,redis://b:2";
   CHECK(rlock::redis::choose_urls({}, fake_env) == std::vector<std::string>{"redis://a:1", "redis://b:2"});
   CHECK(rlock::redis::choose_urls({"redis://f:3"}, fake_env) == std::vector<std::string>{"redis://f:3"});
+  // A Sentinel URL's host list stays whole: a comma starts a URL only before a scheme.
+  g_env["RLOCK_URL"] = "redis-sentinel://s1:1,s2:2/m,redis://b:2,unix:///s";
+  CHECK(rlock::redis::choose_urls({}, fake_env) ==
+        std::vector<std::string>{"redis-sentinel://s1:1,s2:2/m", "redis://b:2", "unix:///s"});
 }

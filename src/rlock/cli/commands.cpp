@@ -59,7 +59,7 @@ std::string process_command(pid_t pid) {
 
 struct Context {
   const Invocation& inv;
-  redis::Connection conn;
+  redis::Client client;
   lock::LockKeys keys; // of names[0] when the command takes one name
   std::string label;   // "run \"NAME\" on URL", for messages
 };
@@ -122,7 +122,7 @@ std::string not_held_reason(lock::OwnerCheck check, const std::string& detail) {
 lock::AcquireResult acquire_or_busy(Context& ctx, const lock::AcquireRequest& request, SignalFd& signals) {
   bool show = isatty(STDERR_FILENO) && log::g_level != log::Level::quiet;
   WaitDisplay display(ctx.keys.name);
-  auto result = lock::acquire(ctx.conn, request, &signals,
+  auto result = lock::acquire(ctx.client, request, &signals,
                               show ? lock::BusyCallback(std::ref(display)) : lock::BusyCallback());
   if (!result.acquired) {
     busy(ctx, result);
@@ -137,7 +137,8 @@ int cmd_acquire(Context& ctx) {
                                inv.ttl.value_or(k_default_ttl),
                                lock::HolderInfo{host_name(), getppid(), process_command(getppid())},
                                inv.wait,
-                               inv.owner.empty()};
+                               inv.owner.empty(),
+                               inv.global.sync_replicas};
   SignalFd signals({SIGINT, SIGTERM, SIGHUP, SIGQUIT});
   lock::AcquireResult result;
   try {
@@ -158,13 +159,17 @@ int cmd_acquire(Context& ctx) {
                                                  e.what(), request.owner));
   }
   if (inv.global.json) {
-    print_json({{"name", ctx.keys.name},
-                {"acquired", true},
-                {"owner", request.owner},
-                {"reentered", result.reentered},
-                {"count", result.count},
-                {"fence", result.fence},
-                {"ttl_ms", result.lease.count()}});
+    nlohmann::json doc{{"name", ctx.keys.name},
+                       {"acquired", true},
+                       {"owner", request.owner},
+                       {"reentered", result.reentered},
+                       {"count", result.count},
+                       {"fence", result.fence},
+                       {"ttl_ms", result.lease.count()}};
+    if (result.replicas_acked >= 0) {
+      doc["replicas_acked"] = result.replicas_acked;
+    }
+    print_json(doc);
   } else {
     fmt::print("{}\n", request.owner);
   }
@@ -173,7 +178,7 @@ int cmd_acquire(Context& ctx) {
 
 int cmd_release(Context& ctx) {
   const auto& inv = ctx.inv;
-  auto result = lock::release(ctx.conn, ctx.keys, inv.owner, inv.all, lock::new_op_id());
+  auto result = lock::release(ctx.client, ctx.keys, inv.owner, inv.all, lock::new_op_id());
   if (inv.global.json) {
     print_json({{"name", ctx.keys.name},
                 {"owner", inv.owner},
@@ -188,12 +193,17 @@ int cmd_release(Context& ctx) {
 
 int cmd_renew(Context& ctx) {
   const auto& inv = ctx.inv;
-  auto result = lock::renew(ctx.conn, ctx.keys, inv.owner, inv.ttl.value_or(Millis(0)));
+  auto result = lock::renew(ctx.client, ctx.keys, inv.owner, inv.ttl.value_or(Millis(0)),
+                            redis::RetryPolicy::Mode::one_shot, inv.global.sync_replicas);
   if (inv.global.json) {
-    print_json({{"name", ctx.keys.name},
-                {"owner", inv.owner},
-                {"renewed", result.check == lock::OwnerCheck::ok},
-                {"ttl_ms", result.lease.count()}});
+    nlohmann::json doc{{"name", ctx.keys.name},
+                       {"owner", inv.owner},
+                       {"renewed", result.check == lock::OwnerCheck::ok},
+                       {"ttl_ms", result.lease.count()}};
+    if (result.replicas_acked >= 0) {
+      doc["replicas_acked"] = result.replicas_acked;
+    }
+    print_json(doc);
   }
   if (result.check != lock::OwnerCheck::ok) {
     throw Error(ExitCode::not_held, not_held_reason(result.check, result.detail));
@@ -203,8 +213,8 @@ int cmd_renew(Context& ctx) {
 
 int cmd_status(Context& ctx) {
   const auto& inv = ctx.inv;
-  auto states = inv.names.empty() ? lock::find_locks(ctx.conn, inv.match.empty() ? "*" : inv.match)
-                                  : lock::inspect(ctx.conn, inv.names);
+  auto states = inv.names.empty() ? lock::find_locks(ctx.client, inv.match.empty() ? "*" : inv.match)
+                                  : lock::inspect(ctx.client, inv.names);
   bool all_held = true;
   nlohmann::json locks = nlohmann::json::array();
   for (const auto& state : states) {
@@ -222,8 +232,8 @@ int cmd_status(Context& ctx) {
 }
 
 int cmd_force_unlock(Context& ctx) {
-  auto before = lock::inspect(ctx.conn, {ctx.keys.name});
-  auto removed = lock::force_unlock(ctx.conn, ctx.keys);
+  auto before = lock::inspect(ctx.client, {ctx.keys.name});
+  auto removed = lock::force_unlock(ctx.client, ctx.keys);
   if (ctx.inv.global.json) {
     print_json(
         {{"name", ctx.keys.name}, {"removed", removed.has_value()}, {"was", status_json(before.front())}});
@@ -251,7 +261,8 @@ int cmd_run(Context& ctx) {
                                       inv.ttl.value_or(k_default_ttl),
                                       lock::HolderInfo{host_name(), getpid(), command},
                                       inv.wait,
-                                      inv.owner.empty()};
+                                      inv.owner.empty(),
+                                      inv.global.sync_replicas};
   spec.child_argv = inv.child_argv;
   // CMD gets no password from rlock: the URL without it, and the password
   // file's name, so a nested `rlock run` logs in as this one did (a password
@@ -272,7 +283,7 @@ int cmd_run(Context& ctx) {
     return guardian.watch(signals, spec.label); // the caller's rlock: passes signals on, waits
   }
   auto acquired = acquire_or_busy(ctx, spec.request, signals); // in the supervisor
-  return run::supervise(ctx.conn, spec, acquired, signals);
+  return run::supervise(ctx.client, spec, acquired, signals);
 }
 
 } // namespace
@@ -314,7 +325,7 @@ int execute(const Invocation& inv, std::string& context) {
   context = inv.names.empty()
                 ? fmt::format("{} on {}", inv.sub->name, endpoint.display())
                 : fmt::format("{} {} on {}", inv.sub->name, quote(inv.names.front()), endpoint.display());
-  Context ctx{inv, redis::Connection(endpoint, {inv.global.connect_timeout, inv.global.io_timeout}),
+  Context ctx{inv, redis::Client(endpoint, {inv.global.connect_timeout, inv.global.io_timeout}),
               inv.names.size() == 1 ? lock::keys_for(inv.names.front()) : lock::LockKeys{}, context};
   return inv.sub->handler(ctx);
 }

@@ -4,6 +4,8 @@
 #include <rlock/lock/names.hpp>
 #include <rlock/redis/url.hpp>
 
+#include <charconv>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -26,6 +28,7 @@ struct Raw {
   bool quiet = false;
   bool verbose = false;
   int conflict_exit_code = 75;
+  std::string sync_replicas;
 
   std::vector<std::string> names;
   std::string owner;
@@ -80,14 +83,19 @@ std::unique_ptr<App> make_app() {
   app.get_formatter()->column_width(32);
 
   app.add_option("-u,--url", raw.urls,
-                 "Redis URL: redis://[[user]:password@]host[:port][/db] or unix:///path[?db=N] "
-                 "(env RLOCK_URL, REDIS_URL; default redis://127.0.0.1:6379)")
+                 "Redis URL: redis://[[user]:password@]host[:port][/db] (a standalone server or any "
+                 "node of a Cluster), redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/MASTER[/db] "
+                 "or unix:///path[?db=N] (env RLOCK_URL, REDIS_URL; default redis://127.0.0.1:6379)")
       ->type_name("URL");
   app.add_option("--password-file", raw.password_file,
                  "Read the password from FILE (env RLOCK_PASSWORD, REDISCLI_AUTH)")
       ->type_name("FILE");
   app.add_option("--connect-timeout", raw.connect_timeout, "Connect timeout (default 2s)")->type_name("DUR");
   app.add_option("--io-timeout", raw.io_timeout, "Timeout of each request (default 2s)")->type_name("DUR");
+  app.add_option("--sync-replicas", raw.sync_replicas,
+                 "After acquire and each renewal, wait until N replicas have the lock, at most DUR "
+                 "(default 1s); fewer: exit 69 (default: no wait)")
+      ->type_name("N[/DUR]");
   app.add_option("--tls-ca-file", raw.tls_ca_file, "TLS CA file (not supported yet)")->type_name("FILE");
   app.add_option("--tls-cert", raw.tls_cert, "TLS client certificate (not supported yet)")->type_name("FILE");
   app.add_option("--tls-key", raw.tls_key, "TLS client key (not supported yet)")->type_name("FILE");
@@ -178,6 +186,27 @@ void reject_empty_values(const CLI::App& app) {
   }
 }
 
+// --sync-replicas N[/DUR]
+redis::SyncReplicas parse_sync_replicas(const std::string& text) {
+  redis::SyncReplicas sync;
+  if (text.empty()) {
+    return sync;
+  }
+  auto slash = text.find('/');
+  std::string count = text.substr(0, slash);
+  int value = -1;
+  auto [ptr, ec] = std::from_chars(count.data(), count.data() + count.size(), value);
+  if (ec != std::errc() || ptr != count.data() + count.size() || value < 0 || value > 1000) {
+    throw UsageError(fmt::format("--sync-replicas: '{}' is not N or N/DUR (N: 0-1000 replicas, e.g. 1/500ms)",
+                                 printable(text)));
+  }
+  sync.count = value;
+  if (slash != std::string::npos) {
+    sync.timeout = parse_duration(text.substr(slash + 1), "--sync-replicas");
+  }
+  return sync;
+}
+
 std::optional<Millis> optional_duration(const std::string& text, std::string_view flag) {
   if (text.empty()) {
     return std::nullopt;
@@ -220,6 +249,7 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
         fmt::format("--conflict-exit-code: {} is not an exit code (0-255)", raw.conflict_exit_code));
   }
   g.conflict_exit_code = raw.conflict_exit_code;
+  g.sync_replicas = parse_sync_replicas(raw.sync_replicas);
 
   inv.names = raw.names;
   for (const auto& name : inv.names) {

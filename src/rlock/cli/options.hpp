@@ -3,6 +3,7 @@
 #include <rlock/cli/subcommands.hpp>
 #include <rlock/core/duration.hpp>
 #include <rlock/core/log.hpp>
+#include <rlock/redis/client.hpp>
 #include <rlock/run/policy.hpp>
 
 #include <optional>
@@ -20,6 +21,7 @@ struct GlobalOptions {
   bool json = false;
   log::Level level = log::Level::normal;
   int conflict_exit_code = 75;
+  redis::SyncReplicas sync_replicas; // --sync-replicas; count 0: none
 };
 
 // Every subcommand's options in one struct; each subcommand reads its own.

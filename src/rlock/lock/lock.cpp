@@ -1,3 +1,4 @@
+#include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/lock/lock.hpp>
 #include <rlock/redis/errors.hpp>
@@ -8,6 +9,7 @@
 #include <sys/random.h>
 
 #include <algorithm>
+#include <numeric>
 
 namespace rlock::lock {
 
@@ -20,10 +22,22 @@ std::string ms(Millis value) {
 }
 
 // One script request, resent as `scope` allows (every resend carries the same
-// KEYS and ARGV, so the same op id).
-redis::Reply run_script(redis::Connection& conn, const redis::RetryScope& scope, const redis::Script& script,
-                        const std::vector<std::string>& keys, const std::vector<std::string>& args) {
-  return redis::send_with_retries(scope, [&] { return redis::eval(conn, script, keys, args); });
+// KEYS and ARGV, so the same op id), routed by the client.
+redis::EvalReply run_script(redis::Client& client, const redis::RetryScope& scope, const redis::Script& script,
+                            const std::vector<std::string>& keys, const std::vector<std::string>& args,
+                            const redis::SyncReplicas& sync = {}) {
+  redis::EvalReply result;
+  redis::send_with_retries(scope, [&] {
+    result = client.eval(script, keys, args, sync);
+    return result.reply;
+  });
+  return result;
+}
+
+// "0 of 1 replicas acknowledged ... within 1s"
+std::string unsynced_phrase(long long acked, const redis::SyncReplicas& sync) {
+  return fmt::format("{} of {} replica{} acknowledged it within {} (--sync-replicas)", acked, sync.count,
+                     sync.count == 1 ? "" : "s", format_duration(sync.timeout));
 }
 
 const redis::Reply& element(const redis::Reply& reply, std::size_t i) {
@@ -67,8 +81,8 @@ long long count_of(const redis::Reply& value) {
 // per hash, so no reply is larger than about 5 MiB.
 constexpr std::size_t k_inspect_batch = 64;
 
-std::vector<LockState> inspect_batch(redis::Connection& conn, const std::vector<std::string>& names) {
-  auto reply = run_script(conn, one_shot(conn, false), scripts::inspect, names, {});
+std::vector<LockState> inspect_batch(redis::Client& client, const std::vector<std::string>& names) {
+  auto reply = run_script(client, one_shot(client, false), scripts::inspect, names, {}).reply;
   std::vector<LockState> states;
   states.reserve(names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
@@ -106,6 +120,21 @@ bool lock_shaped(const LockState& state) {
                      [](const auto& owner) { return owner.second > 0; });
 }
 
+// A release message sent with PUBLISH by a request that went out before the
+// client knew it talks to a Redis 7+ Cluster (the first request of `rlock
+// release` on a new connection learns it from the HELLO sent with it): sharded
+// subscribers (Redisson's, rlock's) did not hear it, so say it again with SPUBLISH.
+void publish_again_if_sharded(redis::Client& client, const LockKeys& keys, const std::string& used) {
+  if (client.publish_command() == used) {
+    return;
+  }
+  try {
+    client.publish(keys.channel, "0");
+  } catch (const RedisError& e) {
+    log::debug("cannot publish the release of {} again: {}", quote(keys.name), e.what());
+  }
+}
+
 } // namespace
 
 std::string new_op_id() {
@@ -115,19 +144,20 @@ std::string new_op_id() {
   return fmt::format("{:016x}", value);
 }
 
-redis::RetryScope one_shot(const redis::Connection& conn, bool latched) {
-  return {redis::RetryPolicy(conn.timeouts(), redis::RetryPolicy::Mode::one_shot), latched, std::nullopt, {}};
+redis::RetryScope one_shot(const redis::Client& client, bool latched) {
+  return {redis::RetryPolicy(client.timeouts(), redis::RetryPolicy::Mode::one_shot), latched, std::nullopt, {}};
 }
 
-AcquireResult try_acquire(redis::Connection& conn, const AcquireRequest& request, const std::string& op_id,
+AcquireResult try_acquire(redis::Client& client, const AcquireRequest& request, const std::string& op_id,
                           const redis::RetryScope& scope) {
   // A resend only makes the true send time later, so this bound stays on the safe side.
   TimePoint sent_at = Clock::now();
   const auto& keys = request.keys;
-  auto reply = run_script(
-      conn, scope, scripts::acquire, {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id)},
+  auto [reply, acked] = run_script(
+      client, scope, scripts::acquire, {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id)},
       {request.owner, ms(request.lease), request.own_token ? "1" : "0", ms(scope.policy.latch_lifetime()),
-       request.info.host, std::to_string(request.info.pid), request.info.command, RLOCK_VERSION});
+       request.info.host, std::to_string(request.info.pid), request.info.command, RLOCK_VERSION},
+      request.sync);
   AcquireResult result;
   result.sent_at = sent_at;
   long long code = element(reply, 0).as_integer();
@@ -137,6 +167,17 @@ AcquireResult try_acquire(redis::Connection& conn, const AcquireRequest& request
     result.count = element(reply, 1).as_integer();
     result.fence = element(reply, 2).as_integer();
     result.lease = Millis(element(reply, 3).as_integer());
+    result.replicas_acked = acked;
+    if (request.sync.count > 0 && acked < request.sync.count) {
+      // Undo exactly what this acquisition added (one level), owner-checked.
+      std::string undone = "it was released";
+      try {
+        release(client, keys, request.owner, false, new_op_id());
+      } catch (const RedisError& e) {
+        undone = fmt::format("releasing it failed ({}): release with --owner {}", e.what(), request.owner);
+      }
+      throw RedisError(RedisErrorKind::unsynced, fmt::format("{}; {}", unsynced_phrase(acked, request.sync), undone));
+    }
     return result;
   }
   result.holder.owner = optional_string(reply, 1);
@@ -148,88 +189,117 @@ AcquireResult try_acquire(redis::Connection& conn, const AcquireRequest& request
   return result;
 }
 
-ReleaseResult release(redis::Connection& conn, const LockKeys& keys, const std::string& owner, bool all,
+ReleaseResult release(redis::Client& client, const LockKeys& keys, const std::string& owner, bool all,
                       const std::string& op_id) {
-  auto scope = one_shot(conn, true);
-  auto reply = run_script(conn, scope, scripts::release,
+  auto scope = one_shot(client, true);
+  const std::string publish = client.publish_command();
+  auto reply = run_script(client, scope, scripts::release,
                           {keys.name, keys.channel, latch_key(keys.unlock_latch, op_id)},
-                          {owner, all ? "1" : "0", "PUBLISH", ms(scope.policy.latch_lifetime())});
+                          {owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime())})
+                   .reply;
   long long code = element(reply, 0).as_integer();
   ReleaseResult result;
   result.check = owner_check(code);
   if (result.check == OwnerCheck::ok) {
     result.remaining = code;
+    if (code == 0) {
+      publish_again_if_sharded(client, keys, publish);
+    }
   } else {
     result.detail = optional_string(reply, 1);
   }
   return result;
 }
 
-RenewResult renew(redis::Connection& conn, const LockKeys& keys, const std::string& owner, Millis lease,
-                  redis::RetryPolicy::Mode mode) {
-  redis::RetryScope scope{redis::RetryPolicy(conn.timeouts(), mode), false, std::nullopt, {}};
-  auto reply = run_script(conn, scope, scripts::renew, {keys.name}, {owner, ms(lease)});
+RenewResult renew(redis::Client& client, const LockKeys& keys, const std::string& owner, Millis lease,
+                  redis::RetryPolicy::Mode mode, const redis::SyncReplicas& sync) {
+  redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), mode), false, std::nullopt, {}};
+  auto [reply, acked] = run_script(client, scope, scripts::renew, {keys.name}, {owner, ms(lease)}, sync);
   long long code = element(reply, 0).as_integer();
   RenewResult result;
   result.check = owner_check(code);
+  result.replicas_acked = acked;
   if (result.check == OwnerCheck::ok) {
     result.lease = Millis(element(reply, 1).as_integer());
+    if (sync.count > 0 && acked < sync.count) {
+      throw RedisError(RedisErrorKind::unsynced, fmt::format("renewed, but {}", unsynced_phrase(acked, sync)));
+    }
   } else {
     result.detail = optional_string(reply, 1);
   }
   return result;
 }
 
-std::optional<std::string> force_unlock(redis::Connection& conn, const LockKeys& keys) {
-  auto scope = one_shot(conn, true);
-  auto reply = run_script(conn, scope, scripts::force_unlock,
+std::optional<std::string> force_unlock(redis::Client& client, const LockKeys& keys) {
+  auto scope = one_shot(client, true);
+  const std::string publish = client.publish_command();
+  auto reply = run_script(client, scope, scripts::force_unlock,
                           {keys.name, keys.channel, latch_key(keys.unlock_latch, new_op_id())},
-                          {"PUBLISH", ms(scope.policy.latch_lifetime())});
+                          {publish, ms(scope.policy.latch_lifetime())})
+                   .reply;
   if (element(reply, 0).as_integer() == 0) {
     return std::nullopt;
   }
+  publish_again_if_sharded(client, keys, publish);
   return optional_string(reply, 1);
 }
 
-std::vector<LockState> inspect(redis::Connection& conn, const std::vector<std::string>& names) {
-  std::vector<LockState> states;
-  for (std::size_t start = 0; start < names.size(); start += k_inspect_batch) {
-    auto end = std::min(names.size(), start + k_inspect_batch);
-    std::vector<std::string> batch(names.begin() + static_cast<long>(start),
-                                   names.begin() + static_cast<long>(end));
-    auto part = inspect_batch(conn, batch);
-    std::move(part.begin(), part.end(), std::back_inserter(states));
+std::vector<LockState> inspect(redis::Client& client, const std::vector<std::string>& names) {
+  // A script's keys must share one hash slot on a Cluster: batches of names
+  // of one slot there (in the order given), of any names elsewhere.
+  std::vector<std::size_t> order(names.size());
+  std::iota(order.begin(), order.end(), 0);
+  bool by_slot = names.size() > 1 && client.is_cluster();
+  if (by_slot) {
+    std::stable_sort(order.begin(), order.end(),
+                     [&](auto a, auto b) { return hash_slot(names[a]) < hash_slot(names[b]); });
+  }
+  std::vector<LockState> states(names.size());
+  for (std::size_t start = 0; start < order.size();) {
+    std::size_t end = start;
+    std::vector<std::string> batch;
+    while (end < order.size() && batch.size() < k_inspect_batch &&
+           (!by_slot || hash_slot(names[order[end]]) == hash_slot(names[order[start]]))) {
+      batch.push_back(names[order[end++]]);
+    }
+    auto part = inspect_batch(client, batch);
+    for (std::size_t i = 0; i < part.size(); ++i) {
+      states[order[start + i]] = std::move(part[i]);
+    }
+    start = end;
   }
   return states;
 }
 
-std::vector<LockState> find_locks(redis::Connection& conn, const std::string& pattern) {
+std::vector<LockState> find_locks(redis::Client& client, const std::string& pattern) {
   // SCAN ends when the cursor comes back to 0, after roughly (keys / COUNT)
   // rounds; this bound (a billion keys' worth) only stops a server that never
   // ends a scan, and says so.
   constexpr long k_max_rounds = 1'000'000;
   std::vector<std::string> candidates;
-  std::string cursor = "0";
-  long round = 0;
-  do {
-    if (++round > k_max_rounds) {
-      throw RedisError(RedisErrorKind::protocol,
-                       fmt::format("SCAN did not end after {} rounds ({} hashes seen); listing stopped",
-                                   k_max_rounds, candidates.size()));
-    }
-    auto reply = redis::send_with_retries(one_shot(conn, false), [&] {
-      return conn.command({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000", "TYPE", "hash"});
-    });
-    cursor = element(reply, 0).as_string();
-    for (const auto& key : element(reply, 1).elements) {
-      candidates.push_back(key.as_string());
-    }
-  } while (cursor != "0");
+  for (const auto& node : client.primaries()) {
+    std::string cursor = "0";
+    long round = 0;
+    do {
+      if (++round > k_max_rounds) {
+        throw RedisError(RedisErrorKind::protocol,
+                         fmt::format("SCAN of {} did not end after {} rounds ({} hashes seen); listing stopped",
+                                     node.display(), k_max_rounds, candidates.size()));
+      }
+      auto reply = redis::send_with_retries(one_shot(client, false), [&] {
+        return client.command_on(node, {"SCAN", cursor, "MATCH", pattern, "COUNT", "1000", "TYPE", "hash"});
+      });
+      cursor = element(reply, 0).as_string();
+      for (const auto& key : element(reply, 1).elements) {
+        candidates.push_back(key.as_string());
+      }
+    } while (cursor != "0");
+  }
   // SCAN may return a key more than once (a rehash during the scan).
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   std::vector<LockState> locks;
-  for (auto& state : inspect(conn, candidates)) {
+  for (auto& state : inspect(client, candidates)) {
     if (lock_shaped(state)) {
       locks.push_back(std::move(state));
     }

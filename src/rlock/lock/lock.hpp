@@ -4,7 +4,7 @@
 #include <rlock/core/duration.hpp>
 #include <rlock/lock/names.hpp>
 #include <rlock/lock/record.hpp>
-#include <rlock/redis/connection.hpp>
+#include <rlock/redis/client.hpp>
 #include <rlock/redis/retry.hpp>
 
 #include <optional>
@@ -39,6 +39,9 @@ struct AcquireRequest {
   // else can hold it: finding it in the hash means an earlier send of ours was
   // applied. False for a token given with --owner/RLOCK_OWNER (re-entry intended).
   bool own_token = false;
+  // --sync-replicas: WAIT after taking it; fewer acknowledgements undo the
+  // acquisition (one level released) and throw RedisError(unsynced).
+  redis::SyncReplicas sync;
 };
 
 struct AcquireResult {
@@ -49,6 +52,7 @@ struct AcquireResult {
   Millis lease{0};
   TimePoint sent_at; // when the request that answered was first sent (lease start bound)
   Holder holder;     // when !acquired
+  long long replicas_acked = -1; // with --sync-replicas: replicas that acknowledged it
 };
 
 // One attempt to take or re-enter the lock, identified by `op_id`: a resend of
@@ -57,12 +61,12 @@ struct AcquireResult {
 // already there; otherwise the first application leaves a latch key
 // (rlock_acquire_latch:{NAME}:OP, living scope.policy.latch_lifetime()) holding
 // its answer, and a resend returns that answer unchanged.
-AcquireResult try_acquire(redis::Connection& conn, const AcquireRequest& request, const std::string& op_id,
+AcquireResult try_acquire(redis::Client& client, const AcquireRequest& request, const std::string& op_id,
                           const redis::RetryScope& scope);
 
 // The scope of a one-shot command's request on `conn`: one resend of an
 // unanswered request, no waiting for an unreachable server.
-redis::RetryScope one_shot(const redis::Connection& conn, bool latched);
+redis::RetryScope one_shot(const redis::Client& client, bool latched);
 
 enum class OwnerCheck {
   ok,      // done
@@ -81,25 +85,29 @@ struct ReleaseResult {
 // lock. Applied once per `op_id`: the first application leaves a latch key
 // (redisson_unlock_latch:{NAME}:OP, as Redisson's unlock does) holding its
 // answer, and a resend gets that answer unchanged, for any lock layout.
-ReleaseResult release(redis::Connection& conn, const LockKeys& keys, const std::string& owner, bool all,
+ReleaseResult release(redis::Client& client, const LockKeys& keys, const std::string& owner, bool all,
                       const std::string& op_id);
 
 struct RenewResult {
   OwnerCheck check = OwnerCheck::ok;
   Millis lease{0};
   std::string detail;
+  long long replicas_acked = -1; // with --sync-replicas
 };
 
 // Sets the lease of a lock `owner` holds to `lease` (0: the lease it was taken
 // with, its record's ttl_ms if >= 1ms, at most 365d, else 30s). Never re-creates a lock
 // that has gone. Safe to send twice. `mode`: the retry policy's mode (the
-// renewal thread passes Mode::renewal: its own loop tries again).
-RenewResult renew(redis::Connection& conn, const LockKeys& keys, const std::string& owner, Millis lease,
-                  redis::RetryPolicy::Mode mode = redis::RetryPolicy::Mode::one_shot);
+// renewal thread passes Mode::renewal: its own loop tries again). With
+// sync.count > 0, a renewal that fewer replicas acknowledged throws
+// RedisError(unsynced): it is not confirmed.
+RenewResult renew(redis::Client& client, const LockKeys& keys, const std::string& owner, Millis lease,
+                  redis::RetryPolicy::Mode mode = redis::RetryPolicy::Mode::one_shot,
+                  const redis::SyncReplicas& sync = {});
 
 // Deletes the lock whoever holds it (once, with a latch like release). Returns
 // the removed key's type, or nothing when there was nothing to remove.
-std::optional<std::string> force_unlock(redis::Connection& conn, const LockKeys& keys);
+std::optional<std::string> force_unlock(redis::Client& client, const LockKeys& keys);
 
 struct LockState {
   std::string name;
@@ -111,14 +119,15 @@ struct LockState {
   bool held() const { return type != "none"; }
 };
 
-// Reads the state of locks, changing nothing (in batches: bounded replies).
-std::vector<LockState> inspect(redis::Connection& conn, const std::vector<std::string>& names);
+// Reads the state of locks, changing nothing (in batches: bounded replies; on
+// a Cluster, one batch per hash slot).
+std::vector<LockState> inspect(redis::Client& client, const std::vector<std::string>& names);
 
 // The state of every lock-shaped hash whose name matches a glob pattern, sorted
 // by name: owner fields with positive integer counts, and a lease or rlock's
-// record. SCAN runs to its end (cursor 0); throws RedisError when it does not
-// end within a safety bound of rounds, never returns a short list.
-std::vector<LockState> find_locks(redis::Connection& conn, const std::string& pattern);
+// record. SCAN runs to its end (cursor 0) on every primary; throws RedisError
+// when it does not end within a safety bound of rounds, never returns a short list.
+std::vector<LockState> find_locks(redis::Client& client, const std::string& pattern);
 
 // A fresh random operation id (16 hex digits) for try_acquire/release.
 std::string new_op_id();

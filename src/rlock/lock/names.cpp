@@ -8,33 +8,10 @@ namespace rlock::lock {
 
 namespace {
 
-std::uint16_t crc16_xmodem(std::string_view data) {
-  std::uint16_t crc = 0;
-  for (char ch : data) {
-    crc = static_cast<std::uint16_t>(crc ^ (static_cast<std::uint8_t>(ch) << 8));
-    for (int bit = 0; bit < 8; ++bit) {
-      crc = (crc & 0x8000) ? static_cast<std::uint16_t>((crc << 1) ^ 0x1021)
-                           : static_cast<std::uint16_t>(crc << 1);
-    }
-  }
-  return crc;
-}
-
 constexpr std::size_t k_max_name = 1024;
 constexpr std::size_t k_max_token = 256;
 
 } // namespace
-
-std::uint16_t hash_slot(std::string_view key) {
-  auto open = key.find('{');
-  if (open != std::string_view::npos) {
-    auto close = key.find('}', open + 1);
-    if (close != std::string_view::npos && close > open + 1) {
-      key = key.substr(open + 1, close - open - 1);
-    }
-  }
-  return static_cast<std::uint16_t>(crc16_xmodem(key) & 16383);
-}
 
 std::string prefixed_name(std::string_view prefix, std::string_view name) {
   if (name.find('{') != std::string_view::npos) {

@@ -1,13 +1,14 @@
 #pragma once
 
+#include <rlock/redis/slots.hpp>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace rlock::lock {
 
-// Redis Cluster hash slot of a key (CRC16/XMODEM mod 16384, honouring {hash tags}).
-std::uint16_t hash_slot(std::string_view key);
+using redis::hash_slot;
 
 // Redisson's prefixName rule: "PREFIX:{NAME}", or "PREFIX:NAME" when NAME
 // already holds a '{'.

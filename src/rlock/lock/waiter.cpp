@@ -38,10 +38,21 @@ void pause_or_interrupt(SignalFd* signals, TimePoint until) {
 
 enum class Woken { nothing, released, lost };
 
+// A message on the subscription: a release (or any message: the attempt that
+// follows finds out), or the server ending a sharded subscription because the
+// slot moved to another node ("sunsubscribe"): then subscribe again there.
+Woken classify(const redis::Reply& message) {
+  if (message.is_array() && !message.elements.empty() && message.elements[0].type == redis::Reply::Type::string &&
+      message.elements[0].str == "sunsubscribe") {
+    return Woken::lost;
+  }
+  return Woken::released;
+}
+
 // Polls the subscription (when connected) and the signals until `until`.
 Woken wait_for_release(redis::Connection& sub, SignalFd* signals, TimePoint until) {
   if (redis::Reply message; sub.connected() && sub.has_buffered_reply() && sub.read(message, Clock::now())) {
-    return Woken::released;
+    return classify(message);
   }
   pollfd fds[2] = {{sub.connected() ? sub.fd() : -1, POLLIN, 0}, {signals ? signals->fd() : -1, POLLIN, 0}};
   if (::poll(fds, 2, poll_timeout_ms(until)) <= 0) {
@@ -55,7 +66,10 @@ Woken wait_for_release(redis::Connection& sub, SignalFd* signals, TimePoint unti
   }
   try {
     redis::Reply message;
-    sub.read(message, Clock::now() + Millis(100));
+    if (sub.read(message, Clock::now() + Millis(100)) && classify(message) == Woken::lost) {
+      sub.close();
+      return Woken::lost;
+    }
     return Woken::released;
   } catch (const RedisError& e) {
     // The subscription broke (server restart, killed client): the holder's
@@ -117,15 +131,15 @@ void WaitPlan::released() {
   m_attempt_due = true;
 }
 
-AcquireResult acquire(redis::Connection& conn, const AcquireRequest& request, SignalFd* signals,
+AcquireResult acquire(redis::Client& client, const AcquireRequest& request, SignalFd* signals,
                       const BusyCallback& on_busy) {
   using redis::RetryPolicy;
-  const RetryPolicy policy(conn.timeouts(),
+  const RetryPolicy policy(client.timeouts(),
                            request.wait ? RetryPolicy::Mode::waiter : RetryPolicy::Mode::one_shot);
   WaitPlan plan(request.wait, Clock::now());
   redis::RetryScope scope{policy, !request.own_token, plan.deadline(),
                           [signals](TimePoint until) { pause_or_interrupt(signals, until); }};
-  redis::Connection sub(conn.endpoint(), conn.timeouts());
+  redis::Connection sub(client.target(), client.timeouts()); // replaced at each subscription
   redis::SendHistory sub_history; // failed SUBSCRIBEs since the last good one
   sub_history.reached = true;     // subscribing comes after a busy answer
   AcquireResult result;
@@ -141,7 +155,7 @@ AcquireResult acquire(redis::Connection& conn, const AcquireRequest& request, Si
     case WaitPlan::Step::give_up:
       return result;
     case WaitPlan::Step::attempt:
-      result = try_acquire(conn, request, new_op_id(), scope);
+      result = try_acquire(client, request, new_op_id(), scope);
       if (result.acquired) {
         return result;
       }
@@ -151,7 +165,9 @@ AcquireResult acquire(redis::Connection& conn, const AcquireRequest& request, Si
       break;
     case WaitPlan::Step::subscribe:
       try {
-        sub.send({"SUBSCRIBE", request.keys.channel});
+        auto where = client.subscription_for(request.keys.channel);
+        sub = redis::Connection(where.node, client.timeouts());
+        sub.send({where.sharded ? "SSUBSCRIBE" : "SUBSCRIBE", request.keys.channel});
         redis::Reply confirmation;
         if (!sub.read(confirmation, Clock::now() + sub.timeouts().io)) {
           sub.close();

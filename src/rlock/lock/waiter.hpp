@@ -65,7 +65,8 @@ private:
 using BusyCallback = std::function<void(const Holder& holder, Millis wait_left)>;
 
 // Takes the lock, waiting up to request.wait without polling, as WaitPlan
-// decides: on a second connection it subscribes to the release channel and tries
+// decides: on a second connection, to the node serving the lock (SSUBSCRIBE on
+// a Redis 7+ Cluster, as Redisson), it subscribes to the release channel and tries
 // again on each release message, or when the holder's lease runs out. Each
 // attempt has its own op id; only an attempt that got no answer is sent again
 // (same op id, by the one RetryPolicy: once without a wait, until the deadline
@@ -73,7 +74,7 @@ using BusyCallback = std::function<void(const Holder& holder, Millis wait_left)>
 // deadline). Throws Interrupted when a signal arrives on `signals` while
 // waiting, and RedisError when Redis cannot be reached (a timeout, closed or io
 // kind: the last attempt may still be applied).
-AcquireResult acquire(redis::Connection& conn, const AcquireRequest& request, SignalFd* signals,
+AcquireResult acquire(redis::Client& client, const AcquireRequest& request, SignalFd* signals,
                       const BusyCallback& on_busy);
 
 } // namespace rlock::lock

@@ -65,8 +65,22 @@ void set_nonblocking(int fd) {
 
 } // namespace
 
-Connection::Connection(Endpoint endpoint, Timeouts timeouts)
-    : m_endpoint(std::move(endpoint)), m_timeouts(timeouts) {}
+int ServerInfo::major() const {
+  int value = 0;
+  for (char c : version) {
+    if (c < '0' || c > '9') {
+      break;
+    }
+    value = value * 10 + (c - '0');
+    if (value > 1000) {
+      return 0;
+    }
+  }
+  return value;
+}
+
+Connection::Connection(Endpoint endpoint, Timeouts timeouts, bool require_primary)
+    : m_endpoint(std::move(endpoint)), m_timeouts(timeouts), m_require_primary(require_primary) {}
 
 Connection::~Connection() {
   close();
@@ -74,7 +88,9 @@ Connection::~Connection() {
 
 Connection::Connection(Connection&& other) noexcept
     : m_endpoint(std::move(other.m_endpoint)), m_timeouts(other.m_timeouts),
-      m_fd(std::exchange(other.m_fd, -1)), m_reader(std::move(other.m_reader)) {
+      m_require_primary(other.m_require_primary), m_fd(std::exchange(other.m_fd, -1)),
+      m_reader(std::move(other.m_reader)), m_hello_pending(other.m_hello_pending),
+      m_info(std::move(other.m_info)) {
   other.m_reader.reset();
 }
 
@@ -83,8 +99,11 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     close();
     m_endpoint = std::move(other.m_endpoint);
     m_timeouts = other.m_timeouts;
+    m_require_primary = other.m_require_primary;
     m_fd = std::exchange(other.m_fd, -1);
     m_reader = std::move(other.m_reader);
+    m_hello_pending = other.m_hello_pending;
+    m_info = std::move(other.m_info);
     other.m_reader.reset();
   }
   return *this;
@@ -96,6 +115,7 @@ void Connection::close() {
     m_fd = -1;
   }
   m_reader.reset();
+  m_hello_pending = false;
 }
 
 bool Connection::connected() const {
@@ -209,6 +229,23 @@ void Connection::ensure_connected() {
   }
   auto deadline = Clock::now() + m_timeouts.connect;
   connect_socket(deadline);
+  m_info = {};
+  if (!m_endpoint.password && m_endpoint.db == 0 && !m_require_primary) {
+    m_hello_pending = true; // goes with the first request: no extra round trip
+    return;
+  }
+  try {
+    handshake();
+  } catch (const RedisError& e) {
+    close();
+    if (std::string_view(e.what()).find("DB index is out of range") != std::string_view::npos) {
+      throw UsageError(fmt::format("--url: database {} does not exist on {}", m_endpoint.db, describe()));
+    }
+    throw;
+  }
+}
+
+void Connection::handshake() {
   std::vector<Argv> hello;
   if (m_endpoint.password) {
     if (m_endpoint.user.empty()) {
@@ -220,17 +257,48 @@ void Connection::ensure_connected() {
   if (m_endpoint.db != 0) {
     hello.push_back({"SELECT", std::to_string(m_endpoint.db)});
   }
-  if (!hello.empty()) {
-    try {
-      roundtrip(hello);
-    } catch (const RedisError& e) {
-      close();
-      if (std::string_view(e.what()).find("DB index is out of range") != std::string_view::npos) {
-        throw UsageError(fmt::format("--url: database {} does not exist on {}", m_endpoint.db, describe()));
-      }
-      throw;
+  hello.push_back({"HELLO", "2"});
+  auto replies = exchange(hello, Millis(0));
+  for (std::size_t i = 0; i + 1 < replies.size(); ++i) {
+    if (replies[i].type == Reply::Type::error) {
+      throw error_from_reply(replies[i].str);
     }
   }
+  take_hello(replies.back());
+  if (m_require_primary && m_info.known && m_info.role != "master") {
+    fail(RedisErrorKind::readonly, fmt::format("{} is a {}, not the primary", describe(), printable(m_info.role)));
+  }
+}
+
+void Connection::take_hello(const Reply& reply) {
+  m_hello_pending = false;
+  m_info = {};
+  if (!reply.is_array()) {
+    return; // an old server (no HELLO), or refused: nothing known
+  }
+  for (std::size_t i = 0; i + 1 < reply.elements.size(); i += 2) {
+    const auto& key = reply.elements[i];
+    const auto& value = reply.elements[i + 1];
+    if (key.type != Reply::Type::string || value.type != Reply::Type::string) {
+      continue;
+    }
+    if (key.str == "version") {
+      m_info.version = value.str.substr(0, 32);
+    } else if (key.str == "mode") {
+      m_info.mode = value.str.substr(0, 32);
+    } else if (key.str == "role") {
+      m_info.role = value.str.substr(0, 32);
+    }
+  }
+  m_info.known = !m_info.mode.empty();
+}
+
+const ServerInfo& Connection::server_info() {
+  ensure_connected();
+  if (m_hello_pending) {
+    take_hello(exchange({{"HELLO", "2"}}, Millis(0)).front());
+  }
+  return m_info;
 }
 
 void Connection::write_all(std::string_view data, TimePoint deadline) {
@@ -298,6 +366,7 @@ bool Connection::has_buffered_reply() {
 
 void Connection::send(const Argv& argv) {
   ensure_connected();
+  m_hello_pending = false; // a subscription needs no HELLO: its replies are pushes
   log::debug("> {}", argv_summary(argv));
   write_all(format_command(argv), Clock::now() + m_timeouts.io);
 }
@@ -319,24 +388,38 @@ bool Connection::read(Reply& out, TimePoint deadline) {
   return true;
 }
 
-std::vector<Reply> Connection::pipeline(const std::vector<Argv>& commands) {
+std::vector<Reply> Connection::pipeline(const std::vector<Argv>& commands, Millis extra) {
   ensure_connected();
-  return roundtrip(commands);
+  return roundtrip(commands, extra);
 }
 
-std::vector<Reply> Connection::roundtrip(const std::vector<Argv>& commands) {
+std::vector<Reply> Connection::exchange(const std::vector<Argv>& commands, Millis extra) {
   std::string out;
   for (const auto& argv : commands) {
     log::debug("> {}", argv_summary(argv));
     out += format_command(argv);
   }
-  auto deadline = Clock::now() + m_timeouts.io;
+  auto deadline = Clock::now() + m_timeouts.io + extra;
   write_all(out, deadline);
   std::vector<Reply> replies(commands.size());
   for (auto& reply : replies) {
     if (!read(reply, deadline)) {
       fail_timeout(has_buffered_reply() ? "reply not complete" : "no reply");
     }
+  }
+  return replies;
+}
+
+std::vector<Reply> Connection::roundtrip(const std::vector<Argv>& commands, Millis extra) {
+  std::vector<Reply> replies;
+  if (m_hello_pending) {
+    std::vector<Argv> with_hello{{"HELLO", "2"}};
+    with_hello.insert(with_hello.end(), commands.begin(), commands.end());
+    replies = exchange(with_hello, extra);
+    take_hello(replies.front()); // an error (old server, no auth yet) only leaves it unknown
+    replies.erase(replies.begin());
+  } else {
+    replies = exchange(commands, extra);
   }
   for (const auto& reply : replies) {
     if (reply.type == Reply::Type::error) {

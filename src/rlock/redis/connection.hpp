@@ -20,6 +20,16 @@ struct Timeouts {
 
 using Argv = std::vector<std::string>;
 
+// What a server says about itself in its HELLO reply (Redis 6+; nothing on
+// older servers, or when HELLO was refused).
+struct ServerInfo {
+  bool known = false;
+  std::string version; // "7.0.15"
+  std::string mode;    // "standalone", "cluster", "sentinel"
+  std::string role;    // "master", "replica"
+  int major() const;   // 0 when unknown
+};
+
 // One connection to one Redis server. Owns its socket (TCP or unix), speaks RESP
 // through hiredis's formatter and a ReplyReader, and bounds every request by one
 // deadline (Timeouts::io) for writing it and reading its whole reply, checked
@@ -31,9 +41,14 @@ using Argv = std::vector<std::string>;
 // socket, protocol for a reply that is not RESP or over the caps (the connection
 // is then closed, the request's outcome unknown), or the typed error of an error
 // reply (the connection stays usable).
+//
+// The server is asked HELLO 2 once per connection: in the round trip of the
+// first request when no login is needed, else after AUTH and SELECT. With
+// `require_primary` (a primary named by sentinels) the handshake always comes
+// first, and a server whose role is not master is refused (RedisError readonly).
 class Connection {
 public:
-  Connection(Endpoint endpoint, Timeouts timeouts);
+  Connection(Endpoint endpoint, Timeouts timeouts, bool require_primary = false);
   ~Connection();
   Connection(Connection&&) noexcept;
   Connection& operator=(Connection&&) noexcept;
@@ -46,7 +61,8 @@ public:
   // Sends several commands in one round trip; returns their replies in order.
   // One io deadline covers the whole batch. An error reply in the batch is
   // thrown after all replies have been read.
-  std::vector<Reply> pipeline(const std::vector<Argv>& commands);
+  // `extra` lengthens the deadline (a WAIT in the batch may block that long).
+  std::vector<Reply> pipeline(const std::vector<Argv>& commands, Millis extra = Millis(0));
 
   // Low level, for pub/sub. send() writes a command within Timeouts::io without
   // waiting for its reply (RedisError(timeout) if it cannot).
@@ -59,6 +75,8 @@ public:
 
   // Connects now (and logs in) if not connected.
   void ensure_connected();
+  // What the server said in its HELLO reply; asks it now when it has not yet.
+  const ServerInfo& server_info();
   void close();
   bool connected() const;
   // The socket, for poll(2) alongside other fds; -1 when not connected.
@@ -74,7 +92,11 @@ public:
 
 private:
   void connect_socket(TimePoint deadline);
-  std::vector<Reply> roundtrip(const std::vector<Argv>& commands);
+  std::vector<Reply> roundtrip(const std::vector<Argv>& commands, Millis extra = Millis(0));
+  // Sends `commands` and returns every reply, error replies included.
+  std::vector<Reply> exchange(const std::vector<Argv>& commands, Millis extra);
+  void handshake();
+  void take_hello(const Reply& reply);
   void write_all(std::string_view data, TimePoint deadline);
   bool read_into_reader(TimePoint deadline);
   bool next_buffered(Reply& out);
@@ -83,8 +105,11 @@ private:
 
   Endpoint m_endpoint;
   Timeouts m_timeouts;
+  bool m_require_primary = false;
   int m_fd = -1;
   std::optional<ReplyReader> m_reader; // set while connected
+  bool m_hello_pending = false;        // HELLO goes with the next request
+  ServerInfo m_info;
 };
 
 } // namespace rlock::redis

@@ -16,6 +16,8 @@ ExitCode exit_code_for(RedisErrorKind kind) {
   case RedisErrorKind::loading:
   case RedisErrorKind::busy:
   case RedisErrorKind::readonly:
+  case RedisErrorKind::tryagain:
+  case RedisErrorKind::unsynced:
     return ExitCode::unavailable;
   case RedisErrorKind::auth:
     return ExitCode::denied;
@@ -41,6 +43,8 @@ RedisErrorKind classify(std::string_view text) {
       {"MOVED", RedisErrorKind::moved},       {"ASK", RedisErrorKind::ask},
       {"READONLY", RedisErrorKind::readonly}, {"BUSY", RedisErrorKind::busy},
       {"LOADING", RedisErrorKind::loading},   {"OOM", RedisErrorKind::oom},
+      {"TRYAGAIN", RedisErrorKind::tryagain}, {"CLUSTERDOWN", RedisErrorKind::tryagain},
+      {"MASTERDOWN", RedisErrorKind::tryagain},
   };
   for (const auto& prefix : k_prefixes) {
     if (starts_with_word(text, prefix.word)) {

@@ -20,6 +20,8 @@ enum class RedisErrorKind {
   moved,    // MOVED slot host:port (Cluster)
   ask,      // ASK slot host:port (Cluster)
   readonly, // READONLY: talking to a replica
+  tryagain, // TRYAGAIN, CLUSTERDOWN, MASTERDOWN: a cluster or replica in transition
+  unsynced, // --sync-replicas: fewer replicas acknowledged than asked (not a reply)
   busy,     // BUSY: a script is running too long
   loading,  // LOADING: server loading its data set
   oom,      // OOM: maxmemory reached

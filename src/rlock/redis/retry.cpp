@@ -18,6 +18,7 @@ Outcome outcome_of(RedisErrorKind kind) {
     return Outcome::unknown;
   case RedisErrorKind::loading:
   case RedisErrorKind::busy:
+  case RedisErrorKind::tryagain:
     return Outcome::not_applied;
   default:
     return Outcome::final;

@@ -13,7 +13,7 @@ namespace rlock::redis {
 enum class Outcome {
   not_sent,    // connect failed: nothing reached the server
   unknown,     // timeout, closed, io: it may have been applied, or may still be
-  not_applied, // LOADING, BUSY: the server refused it as a whole; resending is safe
+  not_applied, // LOADING, BUSY, TRYAGAIN/CLUSTERDOWN: refused as a whole; resending is safe
   final,       // auth, protocol, script, OOM, READONLY, MOVED/ASK...: resending cannot help
 };
 Outcome outcome_of(RedisErrorKind kind);

@@ -1,13 +1,13 @@
-#include <rlock/redis/errors.hpp>
 #include <rlock/core/log.hpp>
+#include <rlock/redis/errors.hpp>
 #include <rlock/redis/script.hpp>
 
 #include <fmt/format.h>
 
 namespace rlock::redis {
 
-Reply eval(Connection& conn, const Script& script, const std::vector<std::string>& keys,
-           const std::vector<std::string>& args) {
+Argv evalsha_argv(const Script& script, const std::vector<std::string>& keys,
+                  const std::vector<std::string>& args) {
   Argv argv;
   argv.reserve(3 + keys.size() + args.size());
   argv.emplace_back("EVALSHA");
@@ -15,8 +15,21 @@ Reply eval(Connection& conn, const Script& script, const std::vector<std::string
   argv.push_back(std::to_string(keys.size()));
   argv.insert(argv.end(), keys.begin(), keys.end());
   argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+std::vector<Reply> eval_batch(Connection& conn, const Script& script, const Argv& evalsha,
+                              const std::vector<Argv>& before, const std::vector<Argv>& after, Millis extra) {
+  std::vector<Argv> batch(before);
+  batch.push_back(evalsha);
+  batch.insert(batch.end(), after.begin(), after.end());
+  auto run = [&] {
+    auto replies = conn.pipeline(batch, extra);
+    replies.erase(replies.begin(), replies.begin() + static_cast<long>(before.size()));
+    return replies;
+  };
   try {
-    return conn.command(argv);
+    return run();
   } catch (const RedisError& e) {
     if (e.kind() != RedisErrorKind::noscript) {
       throw;
@@ -25,10 +38,10 @@ Reply eval(Connection& conn, const Script& script, const std::vector<std::string
   log::debug("script {} not cached on {}, loading it", script.name, conn.describe());
   Reply loaded = conn.command({"SCRIPT", "LOAD", std::string(script.text)});
   if (loaded.type != Reply::Type::string || loaded.str != script.sha) {
-    throw RedisError(RedisErrorKind::protocol,
-                     fmt::format("SCRIPT LOAD of {} answered {}, expected SHA1 {}", script.name, loaded.summary(), script.sha));
+    throw RedisError(RedisErrorKind::protocol, fmt::format("SCRIPT LOAD of {} answered {}, expected SHA1 {}",
+                                                           script.name, loaded.summary(), script.sha));
   }
-  return conn.command(argv);
+  return run();
 }
 
 } // namespace rlock::redis

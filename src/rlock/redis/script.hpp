@@ -15,12 +15,17 @@ struct Script {
   std::string_view sha;
 };
 
-// Runs `script` with EVALSHA: one round trip when the server has it cached. On
-// NOSCRIPT (after a restart or SCRIPT FLUSH) it loads the script with SCRIPT LOAD
-// and retries once. Names and values travel only as KEYS and ARGV. Throws
-// RedisError like Connection::command.
-Reply eval(Connection& conn, const Script& script, const std::vector<std::string>& keys,
-           const std::vector<std::string>& args);
+// EVALSHA of `script` with its KEYS and ARGV: names and values travel only there.
+Argv evalsha_argv(const Script& script, const std::vector<std::string>& keys,
+                  const std::vector<std::string>& args);
+
+// Sends `before`, `evalsha` and `after` in one round trip (ASKING before it on a
+// Cluster, WAIT after it for --sync-replicas; `extra` lengthens the deadline
+// for the WAIT) and returns the replies of `evalsha` and `after`. On NOSCRIPT
+// (after a restart or SCRIPT FLUSH) it loads the script with SCRIPT LOAD and
+// sends the batch once more. Throws RedisError like Connection::pipeline.
+std::vector<Reply> eval_batch(Connection& conn, const Script& script, const Argv& evalsha,
+                              const std::vector<Argv>& before, const std::vector<Argv>& after, Millis extra);
 
 } // namespace rlock::redis
 

@@ -78,32 +78,16 @@ Endpoint parse_unix(std::string_view rest, std::string_view url) {
   return ep;
 }
 
-Endpoint parse_tcp(std::string_view rest, std::string_view url) {
-  Endpoint ep;
-  auto slash = rest.find('/');
-  std::string_view authority = rest.substr(0, slash);
-  if (slash != std::string_view::npos && slash + 1 < rest.size()) {
-    ep.db = parse_db(rest.substr(slash + 1), url);
-  }
-  if (auto at = authority.rfind('@'); at != std::string_view::npos) {
-    std::string_view userinfo = authority.substr(0, at);
-    authority = authority.substr(at + 1);
-    auto colon = userinfo.find(':');
-    if (colon == std::string_view::npos) {
-      // redis://user@host: a user without a password (password from elsewhere).
-      ep.user = percent_decode(userinfo, url);
-    } else {
-      ep.user = percent_decode(userinfo.substr(0, colon), url);
-      ep.password = percent_decode(userinfo.substr(colon + 1), url);
-    }
-  }
+// host[:port], [v6][:port]
+HostPort parse_host_port(std::string_view authority, int default_port, std::string_view url) {
+  HostPort node{"", default_port};
   std::string_view port_text;
   if (authority.starts_with('[')) {
     auto close = authority.find(']');
     if (close == std::string_view::npos) {
       throw bad_url(url, "unclosed '[' in IPv6 address");
     }
-    ep.host = std::string(authority.substr(1, close - 1));
+    node.host = std::string(authority.substr(1, close - 1));
     std::string_view after = authority.substr(close + 1);
     if (!after.empty()) {
       if (after.front() != ':') {
@@ -113,36 +97,115 @@ Endpoint parse_tcp(std::string_view rest, std::string_view url) {
     }
   } else {
     auto colon = authority.rfind(':');
-    ep.host = std::string(authority.substr(0, colon));
+    node.host = std::string(authority.substr(0, colon));
     if (colon != std::string_view::npos) {
       port_text = authority.substr(colon + 1);
     }
   }
-  if (ep.host.empty()) {
+  if (node.host.empty()) {
     throw bad_url(url, "missing host");
   }
-  if (authority.find(',') != std::string_view::npos) {
-    throw bad_url(url, "one URL names one server; several masters (Redlock) are not supported yet");
-  }
   if (!port_text.empty() || authority.ends_with(':')) {
-    ep.port = parse_int(port_text, 1, 65535);
-    if (ep.port < 0) {
+    node.port = parse_int(port_text, 1, 65535);
+    if (node.port < 0) {
       throw bad_url(url, fmt::format("bad port '{}'", printable(port_text)));
     }
   }
+  return node;
+}
+
+// Splits "[userinfo@]authority" and fills the endpoint's login from userinfo.
+std::string_view take_userinfo(std::string_view authority, Endpoint& ep, std::string_view url) {
+  auto at = authority.rfind('@');
+  if (at == std::string_view::npos) {
+    return authority;
+  }
+  std::string_view userinfo = authority.substr(0, at);
+  auto colon = userinfo.find(':');
+  if (colon == std::string_view::npos) {
+    // redis://user@host: a user without a password (password from elsewhere).
+    ep.user = percent_decode(userinfo, url);
+  } else {
+    ep.user = percent_decode(userinfo.substr(0, colon), url);
+    ep.password = percent_decode(userinfo.substr(colon + 1), url);
+  }
+  return authority.substr(at + 1);
+}
+
+Endpoint parse_tcp(std::string_view rest, std::string_view url) {
+  Endpoint ep;
+  auto slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  if (slash != std::string_view::npos && slash + 1 < rest.size()) {
+    ep.db = parse_db(rest.substr(slash + 1), url);
+  }
+  authority = take_userinfo(authority, ep, url);
+  if (authority.find(',') != std::string_view::npos) {
+    throw bad_url(url, "one URL names one server; several masters (Redlock) are not supported yet");
+  }
+  auto node = parse_host_port(authority, 6379, url);
+  ep.host = node.host;
+  ep.port = node.port;
   return ep;
 }
 
+// redis-sentinel://[userinfo@]h1[:p1][,h2[:p2]...]/MASTER[/db]
+Endpoint parse_sentinel(std::string_view rest, std::string_view url) {
+  Endpoint ep;
+  auto slash = rest.find('/');
+  std::string_view authority = take_userinfo(rest.substr(0, slash), ep, url);
+  while (!authority.empty() || ep.sentinels.empty()) {
+    auto comma = authority.find(',');
+    ep.sentinels.push_back(parse_host_port(authority.substr(0, comma), 26379, url));
+    authority = comma == std::string_view::npos ? std::string_view{} : authority.substr(comma + 1);
+    if (comma != std::string_view::npos && authority.empty()) {
+      throw bad_url(url, "missing host after ','");
+    }
+  }
+  std::string_view path = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
+  auto db_slash = path.find('/');
+  ep.master = percent_decode(path.substr(0, db_slash), url);
+  if (ep.master.empty()) {
+    throw bad_url(url, "missing master name (redis-sentinel://HOST:PORT[,HOST:PORT...]/MASTER[/DB])");
+  }
+  if (db_slash != std::string_view::npos && db_slash + 1 < path.size()) {
+    ep.db = parse_db(path.substr(db_slash + 1), url);
+  }
+  ep.host = ep.sentinels.front().host; // replaced by the primary's once resolved
+  ep.port = ep.sentinels.front().port;
+  return ep;
+}
+
+std::string bracketed(const std::string& host) {
+  return host.find(':') != std::string::npos ? "[" + host + "]" : host;
+}
+
 } // namespace
+
+Endpoint Endpoint::at(const HostPort& node) const {
+  Endpoint ep = *this;
+  ep.transport = Transport::tcp;
+  ep.host = node.host;
+  ep.port = node.port;
+  ep.sentinels.clear();
+  ep.master.clear();
+  return ep;
+}
 
 std::string Endpoint::display() const {
   if (transport == Transport::unix_socket) {
     return db ? fmt::format("unix://{}?db={}", path, db) : fmt::format("unix://{}", path);
   }
-  std::string host_part = host.find(':') != std::string::npos ? "[" + host + "]" : host;
   std::string user_part = user.empty() ? "" : user + "@";
   std::string db_part = db ? fmt::format("/{}", db) : "";
-  return fmt::format("redis://{}{}:{}{}", user_part, host_part, port, db_part);
+  if (is_sentinel()) {
+    std::string hosts;
+    for (const auto& node : sentinels) {
+      hosts += fmt::format("{}{}:{}", hosts.empty() ? "" : ",", bracketed(node.host), node.port);
+    }
+    return fmt::format("redis-sentinel://{}{}/{}{}", user_part, hosts, printable(master), db_part);
+  }
+  return fmt::format("redis://{}{}:{}{}", user_part, bracketed(host), port, db_part);
 }
 
 Endpoint parse_url(std::string_view url) {
@@ -158,10 +221,13 @@ Endpoint parse_url(std::string_view url) {
   if (scheme == "unix") {
     return parse_unix(rest, url);
   }
-  if (scheme == "rediss" || scheme == "redis-sentinel") {
+  if (scheme == "redis-sentinel") {
+    return parse_sentinel(rest, url);
+  }
+  if (scheme == "rediss") {
     throw bad_url(url, fmt::format("{}:// is not supported yet", scheme));
   }
-  throw bad_url(url, fmt::format("unknown scheme '{}' (use redis:// or unix://)", printable(scheme)));
+  throw bad_url(url, fmt::format("unknown scheme '{}' (use redis://, redis-sentinel:// or unix://)", printable(scheme)));
 }
 
 std::optional<std::pair<std::size_t, std::size_t>> password_span(std::string_view url) {
@@ -194,6 +260,24 @@ std::string without_password(std::string_view url) {
   return out + std::string(url.substr(rest));
 }
 
+namespace {
+
+// The first ',' of `list` that is followed by a scheme ("redis://..."): the
+// commas of a Sentinel URL's host list are not followed by one.
+std::size_t next_url_comma(std::string_view list) {
+  for (auto comma = list.find(','); comma != std::string_view::npos; comma = list.find(',', comma + 1)) {
+    std::string_view next = list.substr(comma + 1);
+    auto sep = next.find("://");
+    if (sep != std::string_view::npos && sep > 0 &&
+        next.substr(0, sep).find_first_not_of("abcdefghijklmnopqrstuvwxyz-+.") == std::string_view::npos) {
+      return comma;
+    }
+  }
+  return std::string_view::npos;
+}
+
+} // namespace
+
 std::vector<std::string> choose_urls(const std::vector<std::string>& flags, const char* (*env)(const char*)) {
   if (!flags.empty()) {
     return flags;
@@ -202,7 +286,7 @@ std::vector<std::string> choose_urls(const std::vector<std::string>& flags, cons
     std::vector<std::string> urls;
     std::string_view rest(list);
     while (!rest.empty()) {
-      auto comma = rest.find(',');
+      auto comma = next_url_comma(rest);
       std::string_view item = rest.substr(0, comma);
       if (!item.empty()) {
         urls.emplace_back(item);

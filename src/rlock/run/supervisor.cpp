@@ -19,9 +19,9 @@ namespace rlock::run {
 namespace {
 
 // Releases our level of the lock; never throws (the child's status matters more).
-void release_quietly(redis::Connection& conn, const RunSpec& spec) noexcept {
+void release_quietly(redis::Client& client, const RunSpec& spec) noexcept {
   try {
-    lock::release(conn, spec.request.keys, spec.request.owner, false, lock::new_op_id());
+    lock::release(client, spec.request.keys, spec.request.owner, false, lock::new_op_id());
   } catch (const std::exception& e) {
     log::warning("{}: could not release the lock (it expires by its lease): {}", spec.label, e.what());
   }
@@ -29,9 +29,9 @@ void release_quietly(redis::Connection& conn, const RunSpec& spec) noexcept {
 
 // --hold-min: let the lock expire `left` from now instead of releasing it.
 // Returns false when the lock is not ours any more (release instead).
-bool hold_quietly(redis::Connection& conn, const RunSpec& spec, Millis left) noexcept {
+bool hold_quietly(redis::Client& client, const RunSpec& spec, Millis left) noexcept {
   try {
-    return lock::renew(conn, spec.request.keys, spec.request.owner, left).check == lock::OwnerCheck::ok;
+    return lock::renew(client, spec.request.keys, spec.request.owner, left).check == lock::OwnerCheck::ok;
   } catch (const std::exception& e) {
     log::warning("{}: could not keep the lock for --hold-min: {}", spec.label, e.what());
     return true; // it stays until its current lease ends; releasing would fail alike
@@ -80,12 +80,12 @@ void report(const RunSpec& spec, const StopPlan::Step& step, const LeaseState& l
 
 // The part of supervise() after CMD started; supervise() makes sure it cannot
 // leave CMD's tree running without its lock if it throws.
-int supervise_child(redis::Connection& conn, const RunSpec& spec, TimePoint acquired_at, SignalFd& signals,
+int supervise_child(redis::Client& client, const RunSpec& spec, TimePoint acquired_at, SignalFd& signals,
                     pid_t cmd, bool tty) {
   const pid_t guardian = getppid();
   const pid_t job_group = guardian_group();
-  Watchdog dog(conn.endpoint(), conn.timeouts(), spec.request.keys, spec.request.owner, spec.request.lease,
-               spec.kill_after, acquired_at);
+  Watchdog dog(client.fresh(), spec.request.keys, spec.request.owner, spec.request.lease,
+               spec.kill_after, acquired_at, spec.request.sync);
   StopPlan::Config config;
   config.on_lost = spec.on_lost;
   config.kill_after = spec.kill_after;
@@ -176,8 +176,8 @@ int supervise_child(redis::Connection& conn, const RunSpec& spec, TimePoint acqu
     tcsetpgrp(STDIN_FILENO, job_group);
   }
   auto hold = plan.hold_for(Clock::now());
-  if (!hold || !hold_quietly(conn, spec, *hold)) {
-    release_quietly(conn, spec);
+  if (!hold || !hold_quietly(client, spec, *hold)) {
+    release_quietly(client, spec);
   }
   return plan.exit_status(exit_status_of(cmd_status));
 }
@@ -191,7 +191,7 @@ SignalFd make_run_signals() {
       {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD, SIGCONT, SIGTTOU, parent_death_signal()});
 }
 
-int supervise(redis::Connection& conn, const RunSpec& spec, const lock::AcquireResult& acquired,
+int supervise(redis::Client& client, const RunSpec& spec, const lock::AcquireResult& acquired,
               SignalFd& signals) {
   // Decided now, not before the wait: the job may have been put in the
   // background meanwhile.
@@ -206,11 +206,11 @@ int supervise(redis::Connection& conn, const RunSpec& spec, const lock::AcquireR
   try {
     cmd = spawn_cmd(spec.child_argv, tty);
   } catch (const Error&) {
-    release_quietly(conn, spec);
+    release_quietly(client, spec);
     throw;
   }
   try {
-    return supervise_child(conn, spec, acquired.sent_at, signals, cmd, tty);
+    return supervise_child(client, spec, acquired.sent_at, signals, cmd, tty);
   } catch (...) {
     // Whatever went wrong, CMD's tree must not go on without its lock (with
     // --on-lost ignore it goes on, as if rlock had died).
@@ -220,7 +220,7 @@ int supervise(redis::Connection& conn, const RunSpec& spec, const lock::AcquireR
     if (tty) {
       tcsetpgrp(STDIN_FILENO, guardian_group());
     }
-    release_quietly(conn, spec);
+    release_quietly(client, spec);
     throw;
   }
 }

@@ -2,7 +2,7 @@
 
 #include <rlock/core/clock.hpp>
 #include <rlock/lock/lock.hpp>
-#include <rlock/redis/connection.hpp>
+#include <rlock/redis/client.hpp>
 
 #include <condition_variable>
 #include <mutex>
@@ -52,8 +52,10 @@ struct LeaseState {
 // reported by writing to an eventfd the supervisor polls.
 class Watchdog {
 public:
-  Watchdog(redis::Endpoint endpoint, redis::Timeouts timeouts, lock::LockKeys keys, std::string owner,
-           Millis ttl, Millis kill_after, TimePoint acquired_sent);
+  // `client`: the renewal thread's own (Client::fresh()). `sync`: renewals
+  // fewer replicas acknowledged do not count as confirmed (--sync-replicas).
+  Watchdog(redis::Client client, lock::LockKeys keys, std::string owner, Millis ttl, Millis kill_after,
+           TimePoint acquired_sent, redis::SyncReplicas sync = {});
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -73,7 +75,8 @@ private:
   void loop();
   void notify();
 
-  redis::Connection m_conn;
+  redis::Client m_client;
+  redis::SyncReplicas m_sync;
   lock::LockKeys m_keys;
   std::string m_owner;
   Millis m_ttl;

@@ -1,0 +1,366 @@
+#include <rlock/core/log.hpp>
+#include <rlock/core/text.hpp>
+#include <rlock/redis/client.hpp>
+#include <rlock/redis/errors.hpp>
+#include <rlock/redis/retry.hpp>
+#include <rlock/redis/slots.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+namespace rlock::redis {
+
+namespace {
+
+// "host:port" of a node; a unix socket by its path.
+std::string node_key(const Endpoint& node) {
+  return node.transport == Endpoint::Transport::unix_socket ? node.path
+                                                            : fmt::format("{}:{}", node.host, node.port);
+}
+
+std::optional<int> parse_port(std::string_view text) {
+  int port = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), port);
+  if (ec != std::errc() || ptr != text.data() + text.size() || port < 1 || port > 65535) {
+    return std::nullopt;
+  }
+  return port;
+}
+
+// The node of a MOVED or ASK error ("MOVED 3999 127.0.0.1:6381"); an empty
+// host means the host of the node that answered.
+HostPort redirect_target(const RedisError& error, const Endpoint& answered) {
+  std::string_view text = error.what();
+  auto space = text.rfind(' ');
+  std::string_view address = space == std::string_view::npos ? text : text.substr(space + 1);
+  auto colon = address.rfind(':');
+  std::optional<int> port = colon == std::string_view::npos ? std::nullopt : parse_port(address.substr(colon + 1));
+  if (!port) {
+    throw RedisError(RedisErrorKind::protocol, fmt::format("cannot follow '{}'", printable(text)));
+  }
+  std::string host(address.substr(0, colon));
+  if (host.starts_with('[') && host.ends_with(']')) {
+    host = host.substr(1, host.size() - 2);
+  }
+  return {host.empty() ? answered.host : host, *port};
+}
+
+bool socket_error(RedisErrorKind kind) {
+  return outcome_of(kind) == Outcome::not_sent || outcome_of(kind) == Outcome::unknown;
+}
+
+} // namespace
+
+Client::Client(Endpoint target, Timeouts timeouts) : m_target(std::move(target)), m_timeouts(timeouts) {}
+Client::Client(Client&&) noexcept = default;
+Client& Client::operator=(Client&&) noexcept = default;
+Client::~Client() = default;
+
+Client Client::fresh() const {
+  Client copy(m_target, m_timeouts);
+  copy.m_mode = m_mode;
+  copy.m_sharded = m_sharded;
+  copy.m_primary = m_primary;
+  copy.m_masters = m_masters;
+  copy.m_slot_master = m_slot_master;
+  copy.m_map_stale = m_map_stale;
+  return copy;
+}
+
+Connection& Client::connection(const Endpoint& node) {
+  auto& slot = m_connections[node_key(node)];
+  if (!slot) {
+    slot = std::make_unique<Connection>(node, m_timeouts, m_target.is_sentinel());
+  }
+  return *slot;
+}
+
+void Client::forget(const Endpoint& node) {
+  m_connections.erase(node_key(node));
+  if (m_target.is_sentinel()) {
+    m_primary.reset();
+  } else if (m_mode == Mode::cluster) {
+    m_map_stale = true;
+  }
+}
+
+void Client::learn_mode(Connection& conn) {
+  if (m_mode != Mode::unknown || !conn.connected()) {
+    return;
+  }
+  const auto& info = conn.server_info(); // no round trip: HELLO went with the request
+  if (!info.known) {
+    return;
+  }
+  m_mode = info.mode == "cluster" ? Mode::cluster : Mode::standalone;
+  learn_sharding(conn);
+  log::debug("{}: Redis {} ({}{})", conn.describe(), printable(info.version), printable(info.mode),
+             m_sharded ? ", sharded pub/sub" : "");
+}
+
+void Client::resolve_primary() {
+  std::string why = "no sentinel was given";
+  for (const auto& sentinel : m_target.sentinels) {
+    Endpoint at = m_target.at(sentinel);
+    at.db = 0;
+    at.user.clear();
+    at.password.reset();
+    for (int login = 0; login < 2; ++login) {
+      Connection conn(at, m_timeouts);
+      try {
+        auto reply = conn.command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", m_target.master});
+        if (reply.is_nil()) {
+          why = fmt::format("sentinel {} does not know a master named {}", conn.describe(), quote(m_target.master));
+          break;
+        }
+        std::optional<int> port;
+        if (reply.is_array() && reply.elements.size() == 2 && reply.elements[0].type == Reply::Type::string &&
+            reply.elements[1].type == Reply::Type::string) {
+          port = parse_port(reply.elements[1].str);
+        }
+        if (!port || reply.elements[0].str.empty() || reply.elements[0].str.size() > 255) {
+          why = fmt::format("sentinel {} answered {}", conn.describe(), reply.summary());
+          break;
+        }
+        m_primary = HostPort{reply.elements[0].str, *port};
+        log::debug("sentinel {}: master {} is {}:{}", conn.describe(), quote(m_target.master), m_primary->host,
+                   m_primary->port);
+        return;
+      } catch (const RedisError& e) {
+        why = fmt::format("sentinel {}: {}", conn.describe(), e.what());
+        // A sentinel that wants a password gets the URL's (sentinels and
+        // data nodes often share one).
+        if (e.kind() == RedisErrorKind::auth && login == 0 && m_target.password) {
+          at.user = m_target.user;
+          at.password = m_target.password;
+          continue;
+        }
+        break;
+      }
+    }
+  }
+  throw RedisError(RedisErrorKind::connect, fmt::format("no primary for {}: {}", quote(m_target.master), why));
+}
+
+void Client::load_slot_map() {
+  // Ask the nodes we know, the URL's first.
+  std::vector<Endpoint> sources{m_target};
+  for (const auto& master : m_masters) {
+    sources.push_back(m_target.at(master));
+  }
+  std::optional<RedisError> last;
+  for (const auto& source : sources) {
+    Reply reply;
+    try {
+      reply = connection(source).command({"CLUSTER", "SLOTS"});
+    } catch (const RedisError& e) {
+      if (!socket_error(e.kind())) {
+        throw;
+      }
+      m_connections.erase(node_key(source));
+      last = e;
+      continue;
+    }
+    std::vector<HostPort> masters;
+    std::vector<std::int16_t> slot_master(k_cluster_slots, -1);
+    auto bad = [&] {
+      return RedisError(RedisErrorKind::protocol,
+                        fmt::format("{}: unexpected CLUSTER SLOTS reply {}", source.display(), reply.summary()));
+    };
+    if (!reply.is_array()) {
+      throw bad();
+    }
+    for (const auto& range : reply.elements) {
+      if (!range.is_array() || range.elements.size() < 3 || !range.elements[2].is_array() ||
+          range.elements[2].elements.size() < 2) {
+        throw bad();
+      }
+      long long first = range.elements[0].as_integer();
+      long long last_slot = range.elements[1].as_integer();
+      const auto& node = range.elements[2].elements;
+      if (first < 0 || last_slot >= k_cluster_slots || first > last_slot || node[0].type != Reply::Type::string ||
+          node[0].str.size() > 255) {
+        throw bad();
+      }
+      std::optional<int> port = parse_port(std::to_string(node[1].as_integer()));
+      if (!port || node[0].str == "?") {
+        continue; // a node without a known address serves nothing we can reach
+      }
+      HostPort master{node[0].str.empty() ? source.host : node[0].str, *port};
+      auto found = std::find(masters.begin(), masters.end(), master);
+      if (found == masters.end()) {
+        masters.push_back(master);
+        found = masters.end() - 1;
+      }
+      std::fill(slot_master.begin() + first, slot_master.begin() + last_slot + 1,
+                static_cast<std::int16_t>(found - masters.begin()));
+    }
+    m_masters = std::move(masters);
+    m_slot_master = std::move(slot_master);
+    m_map_stale = false;
+    m_mode = Mode::cluster;
+    learn_sharding(connection(source));
+    log::debug("{}: slot map of {} primaries", source.display(), m_masters.size());
+    return;
+  }
+  throw *last;
+}
+
+// Redisson (ShardedSubscriptionMode.AUTO) uses sharded pub/sub on a Cluster
+// whose servers have it (Redis 7+); so does rlock, judging by the version.
+void Client::learn_sharding(Connection& conn) {
+  if (conn.connected() && m_mode == Mode::cluster) {
+    m_sharded = conn.server_info().major() >= 7;
+  }
+}
+
+Endpoint Client::node_for(std::uint16_t slot) {
+  if (m_target.is_sentinel()) {
+    if (!m_primary) {
+      resolve_primary();
+    }
+    return m_target.at(*m_primary);
+  }
+  if (m_mode == Mode::cluster) {
+    if (m_slot_master.empty() || m_map_stale) {
+      load_slot_map();
+    }
+    if (m_slot_master[slot] >= 0) {
+      return m_target.at(m_masters[static_cast<std::size_t>(m_slot_master[slot])]);
+    }
+  }
+  return m_target;
+}
+
+EvalReply Client::eval(const Script& script, const std::vector<std::string>& keys,
+                       const std::vector<std::string>& args, const SyncReplicas& sync) {
+  const Argv evalsha = evalsha_argv(script, keys, args);
+  std::vector<Argv> after;
+  if (sync.count > 0) {
+    after.push_back({"WAIT", std::to_string(sync.count), std::to_string(sync.timeout.count())});
+  }
+  const std::uint16_t slot = hash_slot(keys.front());
+  std::optional<HostPort> asked; // ASK: the next try goes there, once
+  for (int hop = 0;; ++hop) {
+    Endpoint node = asked ? m_target.at(*asked) : node_for(slot);
+    std::vector<Argv> before;
+    if (asked) {
+      before.push_back({"ASKING"});
+    }
+    asked.reset();
+    Connection& conn = connection(node);
+    try {
+      auto replies = eval_batch(conn, script, evalsha, before, after, sync.count > 0 ? sync.timeout : Millis(0));
+      learn_mode(conn);
+      EvalReply result{std::move(replies.front()), -1};
+      if (sync.count > 0) {
+        result.acked = replies.back().as_integer();
+      }
+      return result;
+    } catch (const RedisError& e) {
+      learn_mode(conn);
+      if (socket_error(e.kind())) {
+        forget(node);
+        throw;
+      }
+      if (hop >= k_max_hops) {
+        throw;
+      }
+      switch (e.kind()) {
+      case RedisErrorKind::moved: {
+        // Not applied there. The map is stale: load it again, but send to the
+        // node MOVED names (it owns the slot now, whatever a lagging node says).
+        auto target = redirect_target(e, node);
+        log::debug("{}: {}", node.display(), e.what());
+        m_mode = Mode::cluster;
+        m_map_stale = true;
+        try {
+          load_slot_map();
+        } catch (const RedisError& map_error) {
+          log::debug("cannot load the slot map: {}", map_error.what());
+        }
+        auto found = std::find(m_masters.begin(), m_masters.end(), target);
+        if (found == m_masters.end()) {
+          m_masters.push_back(target);
+          found = m_masters.end() - 1;
+        }
+        if (m_slot_master.empty()) {
+          m_slot_master.assign(k_cluster_slots, -1);
+        }
+        m_slot_master[slot] = static_cast<std::int16_t>(found - m_masters.begin());
+        break;
+      }
+      case RedisErrorKind::ask:
+        log::debug("{}: {}", node.display(), e.what());
+        m_mode = Mode::cluster;
+        asked = redirect_target(e, node);
+        break;
+      case RedisErrorKind::readonly:
+        // A replica answered: the primary moved (failover). Nothing was written.
+        if (!m_target.is_sentinel() && m_mode != Mode::cluster) {
+          throw;
+        }
+        log::debug("{}: {}; looking for the primary again", node.display(), e.what());
+        forget(node);
+        break;
+      default:
+        throw;
+      }
+    }
+  }
+}
+
+bool Client::is_cluster() {
+  if (m_mode == Mode::unknown && !m_target.is_sentinel()) {
+    Connection& conn = connection(m_target);
+    conn.server_info(); // connects and asks HELLO if not done yet
+    learn_mode(conn);
+    if (m_mode == Mode::unknown) {
+      m_mode = Mode::standalone; // no HELLO (Redis < 6): a MOVED would still tell
+    }
+  }
+  return m_mode == Mode::cluster;
+}
+
+std::string Client::publish_command() const {
+  return m_mode == Mode::cluster && m_sharded ? "SPUBLISH" : "PUBLISH";
+}
+
+void Client::publish(const std::string& channel, const std::string& message) {
+  command_on(node_for(hash_slot(channel)), {publish_command(), channel, message});
+}
+
+Client::Subscription Client::subscription_for(std::string_view channel) {
+  bool cluster = is_cluster();
+  return {node_for(hash_slot(channel)), cluster && m_sharded};
+}
+
+std::vector<Endpoint> Client::primaries() {
+  if (!is_cluster()) {
+    return {node_for(0)};
+  }
+  if (m_slot_master.empty() || m_map_stale) {
+    load_slot_map();
+  }
+  std::vector<Endpoint> nodes;
+  for (const auto& master : m_masters) {
+    nodes.push_back(m_target.at(master));
+  }
+  return nodes;
+}
+
+Reply Client::command_on(const Endpoint& node, const Argv& argv) {
+  Connection& conn = connection(node);
+  try {
+    return conn.command(argv);
+  } catch (const RedisError& e) {
+    if (socket_error(e.kind()) || e.kind() == RedisErrorKind::readonly) {
+      forget(node);
+    }
+    throw;
+  }
+}
+
+} // namespace rlock::redis

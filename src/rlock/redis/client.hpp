@@ -1,0 +1,113 @@
+#pragma once
+
+#include <rlock/redis/connection.hpp>
+#include <rlock/redis/script.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rlock::redis {
+
+// --sync-replicas N[/DUR]: after a write, WAIT until N replicas acknowledge it,
+// at most DUR. count 0: no WAIT.
+struct SyncReplicas {
+  int count = 0;
+  Millis timeout{1000};
+};
+
+// The replies of a routed script request.
+struct EvalReply {
+  Reply reply;
+  long long acked = -1; // replicas that acknowledged (WAIT), -1 without --sync-replicas
+};
+
+// The one way rlock talks to a deployment: a standalone server, a Redis Cluster
+// (detected from the server's HELLO or its first MOVED) or a primary found
+// through Sentinel. Routes each request to the primary that serves its key's
+// hash slot and follows the deployment when it changes:
+//
+//   MOVED      the slot map is loaded again (CLUSTER SLOTS) and the request sent
+//              to the node MOVED named: it was not applied where it was refused
+//   ASK        ASKING + the same request, once, on the node ASK named
+//   READONLY   a replica answered (failover): Sentinel is asked again for the
+//              primary, a Cluster's map loaded again, and the request sent there
+//   socket     the node is forgotten (the next request asks the sentinels again /
+//              loads the map again) and the error goes to the caller, whose
+//              RetryPolicy decides whether to send it again
+//
+// At most k_max_hops redirections per request. Not thread-safe: one per thread
+// (fresh() gives another thread its own, knowing what this one learnt).
+class Client {
+public:
+  static constexpr int k_max_hops = 5;
+
+  Client(Endpoint target, Timeouts timeouts);
+  Client(Client&&) noexcept;
+  Client& operator=(Client&&) noexcept;
+  ~Client();
+
+  // The same target and what is known of its topology, without connections.
+  Client fresh() const;
+
+  // Runs `script` on the primary serving keys.front()'s slot (all keys of a
+  // request share it). With sync.count > 0, WAIT follows in the same round trip.
+  EvalReply eval(const Script& script, const std::vector<std::string>& keys,
+                 const std::vector<std::string>& args, const SyncReplicas& sync = {});
+
+  // True on a Redis Cluster (asks the server once if not known yet).
+  bool is_cluster();
+  // The command that publishes a release message: SPUBLISH on a Redis 7+
+  // Cluster (as Redisson does there), PUBLISH elsewhere. Costs no round trip:
+  // before the first request it answers PUBLISH (see publish()).
+  std::string publish_command() const;
+  // Publishes `message` on `channel` with publish_command(), on the node that
+  // serves the channel's slot: for a release sent before the client knew it
+  // was talking to a Cluster (PUBLISH), so sharded subscribers hear it too.
+  void publish(const std::string& channel, const std::string& message);
+
+  // Where and how to wait for messages on `channel`.
+  struct Subscription {
+    Endpoint node;
+    bool sharded = false; // SSUBSCRIBE instead of SUBSCRIBE
+  };
+  Subscription subscription_for(std::string_view channel);
+
+  // Every primary: the server, the Sentinel's primary, or each master of the
+  // Cluster's slot map.
+  std::vector<Endpoint> primaries();
+  // One command (SCAN) on one of primaries().
+  Reply command_on(const Endpoint& node, const Argv& argv);
+
+  const Endpoint& target() const { return m_target; }
+  const Timeouts& timeouts() const { return m_timeouts; }
+  // For messages: the URL's target, never a password.
+  std::string describe() const { return m_target.display(); }
+
+private:
+  enum class Mode { unknown, standalone, cluster };
+
+  Endpoint node_for(std::uint16_t slot);
+  Connection& connection(const Endpoint& node);
+  void learn_mode(Connection& conn);
+  void learn_sharding(Connection& conn);
+  void load_slot_map();
+  void resolve_primary();
+  void forget(const Endpoint& node);
+
+  Endpoint m_target;
+  Timeouts m_timeouts;
+  Mode m_mode = Mode::unknown;
+  bool m_sharded = false;                  // Cluster with sharded pub/sub (Redis 7+)
+  std::optional<HostPort> m_primary;       // Sentinel: the primary they named
+  std::vector<HostPort> m_masters;         // Cluster: primaries of the slot map
+  std::vector<std::int16_t> m_slot_master; // slot -> index in m_masters (-1: unknown); empty: no map
+  bool m_map_stale = false;
+  std::map<std::string, std::unique_ptr<Connection>> m_connections; // by node
+};
+
+} // namespace rlock::redis
