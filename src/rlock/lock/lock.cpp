@@ -36,8 +36,8 @@ redis::EvalReply run_script(redis::Client& client, const redis::RetryScope& scop
 
 // "0 of 1 replicas acknowledged ... within 1s"
 std::string unsynced_phrase(long long acked, const redis::SyncReplicas& sync) {
-  return fmt::format("{} of {} replica{} acknowledged it within {} (--sync-replicas)", acked, sync.count,
-                     sync.count == 1 ? "" : "s", format_duration(sync.timeout));
+  return fmt::format("{} of {} replicas acknowledged it within {} (--sync-replicas)", acked, sync.count,
+                     format_duration(sync.timeout));
 }
 
 const redis::Reply& element(const redis::Reply& reply, std::size_t i) {

@@ -101,18 +101,27 @@ void Client::learn_mode(Connection& conn) {
 }
 
 void Client::resolve_primary() {
-  std::string why = "no sentinel was given";
+  // The sentinel that answered last first, then each in the URL's order.
+  std::vector<Endpoint> candidates;
+  if (m_sentinel) {
+    candidates.push_back(m_sentinel->endpoint());
+  }
   for (const auto& sentinel : m_target.sentinels) {
     Endpoint at = m_target.at(sentinel);
     at.db = 0;
     at.user.clear();
     at.password.reset();
+    candidates.push_back(at);
+  }
+  std::string why = "no sentinel was given";
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    std::unique_ptr<Connection> conn = i == 0 && m_sentinel ? std::move(m_sentinel)
+                                                            : std::make_unique<Connection>(candidates[i], m_timeouts);
     for (int login = 0; login < 2; ++login) {
-      Connection conn(at, m_timeouts);
       try {
-        auto reply = conn.command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", m_target.master});
+        auto reply = conn->command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", m_target.master});
         if (reply.is_nil()) {
-          why = fmt::format("sentinel {} does not know a master named {}", conn.describe(), quote(m_target.master));
+          why = fmt::format("sentinel {} does not know a master named {}", conn->describe(), quote(m_target.master));
           break;
         }
         std::optional<int> port;
@@ -121,20 +130,27 @@ void Client::resolve_primary() {
           port = parse_port(reply.elements[1].str);
         }
         if (!port || reply.elements[0].str.empty() || reply.elements[0].str.size() > 255) {
-          why = fmt::format("sentinel {} answered {}", conn.describe(), reply.summary());
+          why = fmt::format("sentinel {} answered {}", conn->describe(), reply.summary());
           break;
         }
-        m_primary = HostPort{reply.elements[0].str, *port};
-        log::debug("sentinel {}: master {} is {}:{}", conn.describe(), quote(m_target.master), m_primary->host,
-                   m_primary->port);
+        HostPort primary{reply.elements[0].str, *port};
+        if (m_primary && *m_primary != primary) {
+          log::debug("sentinel {}: master {} moved from {}:{} to {}:{}", conn->describe(), quote(m_target.master),
+                     m_primary->host, m_primary->port, primary.host, primary.port);
+          m_connections.erase(node_key(m_target.at(*m_primary)));
+        }
+        m_primary = primary;
+        m_sentinel = std::move(conn);
         return;
       } catch (const RedisError& e) {
-        why = fmt::format("sentinel {}: {}", conn.describe(), e.what());
+        why = fmt::format("sentinel {}: {}", conn->describe(), e.what());
         // A sentinel that wants a password gets the URL's (sentinels and
         // data nodes often share one).
         if (e.kind() == RedisErrorKind::auth && login == 0 && m_target.password) {
-          at.user = m_target.user;
-          at.password = m_target.password;
+          Endpoint with_login = conn->endpoint();
+          with_login.user = m_target.user;
+          with_login.password = m_target.password;
+          conn = std::make_unique<Connection>(with_login, m_timeouts);
           continue;
         }
         break;
@@ -142,6 +158,17 @@ void Client::resolve_primary() {
     }
   }
   throw RedisError(RedisErrorKind::connect, fmt::format("no primary for {}: {}", quote(m_target.master), why));
+}
+
+void Client::refresh() {
+  if (!m_target.is_sentinel()) {
+    return;
+  }
+  try {
+    resolve_primary();
+  } catch (const RedisError& e) {
+    log::debug("{}; keeping the known primary", e.what());
+  }
 }
 
 void Client::load_slot_map() {

@@ -59,6 +59,13 @@ public:
   EvalReply eval(const Script& script, const std::vector<std::string>& keys,
                  const std::vector<std::string>& args, const SyncReplicas& sync = {});
 
+  // Asks again where the primary is, so the next request goes to the current
+  // one: Sentinel only (the old primary of a failover keeps accepting writes
+  // until the sentinels reconfigure it, seconds later; the renewal thread calls
+  // this before each renewal so it renews where everyone else now locks). A
+  // failure keeps the known primary. A Cluster needs nothing: MOVED tells.
+  void refresh();
+
   // True on a Redis Cluster (asks the server once if not known yet).
   bool is_cluster();
   // The command that publishes a release message: SPUBLISH on a Redis 7+
@@ -104,6 +111,7 @@ private:
   Mode m_mode = Mode::unknown;
   bool m_sharded = false;                  // Cluster with sharded pub/sub (Redis 7+)
   std::optional<HostPort> m_primary;       // Sentinel: the primary they named
+  std::unique_ptr<Connection> m_sentinel;  // Sentinel: the last one that answered
   std::vector<HostPort> m_masters;         // Cluster: primaries of the slot map
   std::vector<std::int16_t> m_slot_master; // slot -> index in m_masters (-1: unknown); empty: no map
   bool m_map_stale = false;

@@ -89,6 +89,7 @@ void Watchdog::loop() {
     lock::RenewResult result;
     std::string error;
     try {
+      m_client.refresh(); // Sentinel: renew where the sentinels now say the primary is
       result = lock::renew(m_client, m_keys, m_owner, m_ttl, redis::RetryPolicy::Mode::renewal, m_sync);
     } catch (const std::exception& e) {
       error = e.what();
