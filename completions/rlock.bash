@@ -13,7 +13,7 @@ _rlock() {
   fi
 
   local subcommands="acquire release renew status force-unlock run"
-  local global="-u --url --password-file --connect-timeout --io-timeout --tls-ca-file
+  local global="-u --url --password-file --connect-timeout --io-timeout --sync-replicas --tls-ca-file
     --tls-cert --tls-key --tls-server-name --tls-insecure --json -q --quiet -v --verbose
     -E --conflict-exit-code --version -h --help"
 
@@ -21,8 +21,8 @@ _rlock() {
   local i sub="" sub_at=0
   for ((i = 1; i < cword; i++)); do
     case ${words[i]} in
-      -u | --url | --password-file | --connect-timeout | --io-timeout | --tls-ca-file | \
-        --tls-cert | --tls-key | --tls-server-name | -E | --conflict-exit-code)
+      -u | --url | --password-file | --connect-timeout | --io-timeout | --sync-replicas | \
+        --tls-ca-file | --tls-cert | --tls-key | --tls-server-name | -E | --conflict-exit-code)
         [ -z "$sub" ] && ((i++))
         ;;
       --)
@@ -56,12 +56,16 @@ _rlock() {
       return
       ;;
     -u | --url)
-      COMPREPLY=($(compgen -W "redis:// unix://" -- "$cur"))
+      COMPREPLY=($(compgen -W "redis:// redis-sentinel:// unix://" -- "$cur"))
       return
       ;;
     --ttl | -w | --wait | --kill-after | --hold-min | --max-hold | --connect-timeout | \
       --io-timeout)
       COMPREPLY=($(compgen -W "500ms 2s 10s 30s 1m 5m 30m 1h" -- "$cur"))
+      return
+      ;;
+    --sync-replicas)
+      COMPREPLY=($(compgen -W "1 1/500ms 1/1s 2 2/1s" -- "$cur"))
       return
       ;;
     --owner | --match | --tls-server-name | -E | --conflict-exit-code)

@@ -83,9 +83,9 @@ std::unique_ptr<App> make_app() {
   app.get_formatter()->column_width(32);
 
   app.add_option("-u,--url", raw.urls,
-                 "Redis URL: redis://[[user]:password@]host[:port][/db] (a standalone server or any "
-                 "node of a Cluster), redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/MASTER[/db] "
-                 "or unix:///path[?db=N] (env RLOCK_URL, REDIS_URL; default redis://127.0.0.1:6379)")
+                 "Redis URL: redis://[[user]:password@]host[:port][/db] (a server, or any Cluster node), "
+                 "redis-sentinel://[[user]:password@]host[:port][,...]/MASTER[/db] or unix:///path[?db=N] "
+                 "(env RLOCK_URL, REDIS_URL; default redis://127.0.0.1:6379)")
       ->type_name("URL");
   app.add_option("--password-file", raw.password_file,
                  "Read the password from FILE (env RLOCK_PASSWORD, REDISCLI_AUTH)")

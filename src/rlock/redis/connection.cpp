@@ -16,6 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -90,7 +91,7 @@ Connection::Connection(Connection&& other) noexcept
     : m_endpoint(std::move(other.m_endpoint)), m_timeouts(other.m_timeouts),
       m_require_primary(other.m_require_primary), m_fd(std::exchange(other.m_fd, -1)),
       m_reader(std::move(other.m_reader)), m_hello_pending(other.m_hello_pending),
-      m_info(std::move(other.m_info)) {
+      m_scripts(std::move(other.m_scripts)), m_info(std::move(other.m_info)) {
   other.m_reader.reset();
 }
 
@@ -103,6 +104,7 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     m_fd = std::exchange(other.m_fd, -1);
     m_reader = std::move(other.m_reader);
     m_hello_pending = other.m_hello_pending;
+    m_scripts = std::move(other.m_scripts);
     m_info = std::move(other.m_info);
     other.m_reader.reset();
   }
@@ -116,6 +118,17 @@ void Connection::close() {
   }
   m_reader.reset();
   m_hello_pending = false;
+  m_scripts.clear();
+}
+
+bool Connection::knows_script(std::string_view sha) const {
+  return std::find(m_scripts.begin(), m_scripts.end(), sha) != m_scripts.end();
+}
+
+void Connection::note_script(std::string_view sha) {
+  if (!knows_script(sha)) {
+    m_scripts.emplace_back(sha);
+  }
 }
 
 bool Connection::connected() const {

@@ -85,6 +85,11 @@ public:
   // would not report them): a complete reply, or the start of one.
   bool has_buffered_reply();
 
+  // Scripts this connection has run (EVALSHA answered without NOSCRIPT):
+  // forgotten when it closes.
+  bool knows_script(std::string_view sha) const;
+  void note_script(std::string_view sha);
+
   const Endpoint& endpoint() const { return m_endpoint; }
   const Timeouts& timeouts() const { return m_timeouts; }
   // The endpoint for messages: never the password.
@@ -109,6 +114,7 @@ private:
   int m_fd = -1;
   std::optional<ReplyReader> m_reader; // set while connected
   bool m_hello_pending = false;        // HELLO goes with the next request
+  std::vector<std::string> m_scripts;  // SHA1s run here (knows_script)
   ServerInfo m_info;
 };
 

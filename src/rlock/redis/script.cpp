@@ -20,12 +20,21 @@ Argv evalsha_argv(const Script& script, const std::vector<std::string>& keys,
 
 std::vector<Reply> eval_batch(Connection& conn, const Script& script, const Argv& evalsha,
                               const std::vector<Argv>& before, const std::vector<Argv>& after, Millis extra) {
-  std::vector<Argv> batch(before);
+  // A command after the script (WAIT) would run even when the script is not
+  // cached (NOSCRIPT), and WAIT blocks for its whole timeout: on a connection
+  // that has not run this script yet, SCRIPT LOAD goes first in the batch.
+  std::vector<Argv> batch;
+  bool load_first = !after.empty() && !conn.knows_script(script.sha);
+  if (load_first) {
+    batch.push_back({"SCRIPT", "LOAD", std::string(script.text)});
+  }
+  batch.insert(batch.end(), before.begin(), before.end());
   batch.push_back(evalsha);
   batch.insert(batch.end(), after.begin(), after.end());
   auto run = [&] {
     auto replies = conn.pipeline(batch, extra);
-    replies.erase(replies.begin(), replies.begin() + static_cast<long>(before.size()));
+    conn.note_script(script.sha);
+    replies.erase(replies.begin(), replies.begin() + static_cast<long>(before.size() + (load_first ? 1 : 0)));
     return replies;
   };
   try {

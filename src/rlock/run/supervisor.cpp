@@ -21,6 +21,7 @@ namespace {
 // Releases our level of the lock; never throws (the child's status matters more).
 void release_quietly(redis::Client& client, const RunSpec& spec) noexcept {
   try {
+    client.refresh(); // Sentinel: where the renewals went, after a failover
     lock::release(client, spec.request.keys, spec.request.owner, false, lock::new_op_id());
   } catch (const std::exception& e) {
     log::warning("{}: could not release the lock (it expires by its lease): {}", spec.label, e.what());
@@ -31,6 +32,7 @@ void release_quietly(redis::Client& client, const RunSpec& spec) noexcept {
 // Returns false when the lock is not ours any more (release instead).
 bool hold_quietly(redis::Client& client, const RunSpec& spec, Millis left) noexcept {
   try {
+    client.refresh();
     return lock::renew(client, spec.request.keys, spec.request.owner, left).check == lock::OwnerCheck::ok;
   } catch (const std::exception& e) {
     log::warning("{}: could not keep the lock for --hold-min: {}", spec.label, e.what());
