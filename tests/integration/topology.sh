@@ -33,13 +33,15 @@ _topo_start() {
   _pids+=("$TOPO_PID")
 }
 _topo_pong() { [ "$(ccli "$1" PING 2>/dev/null)" = PONG ]; }
-# start_node PORT [ARGS...]: a plain server on PORT in $TEST_TMP/node-PORT.
+# start_node PORT [ARGS...]: a plain server on PORT in $TEST_TMP/node-PORT; a full
+# sync to a replica starts at once (the default waits 5s for more replicas).
 # Sets TOPO_PID; NODE_PID[PORT] keeps it.
 declare -gA NODE_PID=()
 start_node() {
   local port=$1; shift
   local dir="$TEST_TMP/node-$port"
-  _topo_start "$dir" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" "$@"
+  _topo_start "$dir" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
+    --repl-diskless-sync-delay 0 "$@"
   NODE_PID[$port]=$TOPO_PID
   wait_until 5 _topo_pong "$port" || topo_die "redis-server did not start on port $port"
 }
@@ -58,11 +60,24 @@ _cluster_ok() {
     [ "$(ccli "$p" CLUSTER NODES 2>/dev/null | awk '$3 ~ /master/ && NF >= 9' | wc -l)" = 3 ] || return 1
   done
 }
+# free_cluster_port: a free port P <= 55535 whose bus port P+10000 is free too.
+free_cluster_port() {
+  python3 -c 'import random, socket
+for _ in range(200):
+    p = random.randint(20000, 55000)
+    try:
+        for q in (p, p + 10000):
+            s = socket.socket(); s.bind(("127.0.0.1", q)); s.close()
+    except OSError:
+        continue
+    print(p); break'
+}
 start_cluster() {
   local p i
   CLUSTER_PORTS=()
   for i in 1 2 3; do
-    p=$(free_port)
+    p=$(free_cluster_port)
+    [ -n "$p" ] || topo_die "no free port pair for a cluster node"
     start_node "$p" --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 2000
     CLUSTER_PORTS+=("$p")
   done
@@ -228,13 +243,13 @@ settle_after_failover() {
   wait_until 15 sentinels_settled "$1" "$2"
 }
 # sentinel_failover: SENTINEL FAILOVER mymaster via the first sentinel that
-# accepts it (bounded retries on NOGOODSLAVE / INPROG). Prints the reply.
+# accepts it (bounded retries on NOGOODSLAVE / INPROG); prints the last refusal.
 sentinel_failover() {
   local i s reply
   for i in $(seq 1 20); do
     for s in "${SENTINEL_PORTS[@]}"; do
       reply=$(ccli "$s" SENTINEL FAILOVER mymaster 2>&1)
-      [ "$reply" = OK ] && { echo OK; return 0; }
+      [ "$reply" = OK ] && return 0
     done
     sleep 0.25
   done
