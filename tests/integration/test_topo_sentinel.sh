@@ -72,7 +72,16 @@ bg "$T" -u "$SENTINEL_URL" run FO1 --ttl 3s -- sh -c '
   date +%s%3N >"$1.cmdend"' sh "$T" "$NEW"
 check "FO1 is held on the primary $OLD" wait_until 3 on "$OLD" FO1
 check "FO1 reached the replica $NEW" wait_until 3 on "$NEW" FO1
-sleep 0.3
+# Fail over right after a renewal reached the replica (its PTTL jumps up), so the
+# new primary starts with nearly a whole lease: rlock then has a full renewal
+# interval after the switch to find it.
+prev=$(ccli "$NEW" PTTL FO1); renewed=no
+for i in $(seq 1 60); do
+  p=$(ccli "$NEW" PTTL FO1)
+  if [ "$p" -gt $(( prev + 300 )) ]; then renewed=yes; break; fi
+  prev=$p; sleep 0.05
+done
+check "a renewal reached the replica (PTTL $prev -> $p)" test "$renewed" = yes
 t_fo=$(ms)
 check "SENTINEL FAILOVER mymaster accepted" sentinel_failover
 check "the sentinels name the old replica $NEW as primary" wait_until 10 all_sentinels_name "$NEW"
