@@ -114,6 +114,8 @@ awk -v e="$cmd_end" -v s="$t_fo" '$1 < e { print "    +" ($1 - s) "ms " $2 }' "$
 check "FO1 stayed held on the new primary while CMD ran (bad: ${bad:-none})" test -n "$samples" -a "$samples" -gt 10 -a -z "$bad"
 check "renewals reached the new primary: PTTL seen by CMD at its end > 1000 ($(cat "$T.newpttl" 2>/dev/null))" \
   test "$(cat "$T.newpttl" 2>/dev/null || echo 0)" -gt 1000
+echo "  after the run: FO1 on the new primary $NEW: EXISTS $(ccli "$NEW" EXISTS FO1);" \
+  "on the old primary $OLD ($(role_of "$OLD")): EXISTS $(ccli "$OLD" EXISTS FO1)"
 check "FO1 is released on the new primary" wait_until 2 off "$NEW" FO1
 check "no 'rlock: ' error on stderr" eval '! grep -v "^rlock: warning: " "$T.err" | grep -q "^rlock: "'
 [ -s "$T.err" ] && sed 's/^/  run stderr: /' "$T.err" | head -n 5
