@@ -148,6 +148,19 @@ check "$B is held on $FROM by run" wait_until 3 on "$FROM" "$B"
 _pids+=($!)
 sleep 0.3
 
+# renew_and_status SECONDS PHASE: renew A (--ttl SECONDS) through VIA, find the
+# new lease on TO (ASKING reads it there in either phase), status A through VIA
+# and through FROM.
+renew_and_status() {
+  r -u "$(url "$VIA")" renew "$A" --owner "$OWN_A" --ttl "$1s"
+  expect_rc 0 "renew $A $2"
+  local pttl; pttl=$(ccli_ask "$TO" PTTL "$A")
+  check "renew reached $A on $TO (PTTL $pttl > $(( $1 - 10 ))000)" test "$pttl" -gt $(( ($1 - 10) * 1000 )) 2>/dev/null
+  r -u "$(url "$VIA")" status "$A"
+  expect_rc 0 "status $A $2"
+  r -u "$(url "$FROM")" status "$A"
+  expect_rc 0 "status $A via $FROM $2"
+}
 check "slot $SLOT: $TO IMPORTING, $FROM MIGRATING" slot_begin_migration "$SLOT" "$FROM" "$TO"
 check "MIGRATE every key of slot $SLOT from $FROM to $TO in one call" slot_move_keys "$SLOT" "$FROM" "$TO"
 echo "  moved: ${MIGRATED_KEYS[*]}"
@@ -155,14 +168,7 @@ check "no key of slot $SLOT is left on $FROM" test "$(ccli "$FROM" CLUSTER COUNT
 check "$A is now on $TO" test "$(ccli_ask "$TO" EXISTS "$A")" = 1
 # ASK path: FROM answers -ASK for the moved keys
 sleep 0.2
-r -u "$(url "$VIA")" renew "$A" --owner "$OWN_A" --ttl 40s
-expect_rc 0 "renew $A while slot $SLOT is MIGRATING (ASK)"
-pttl=$(ccli_ask "$TO" PTTL "$A")
-check "renew reached $A on $TO (PTTL $pttl > 30000)" test "$pttl" -gt 30000 2>/dev/null
-r -u "$(url "$VIA")" status "$A"
-expect_rc 0 "status $A while MIGRATING (ASK)"
-r -u "$(url "$FROM")" status "$A"
-expect_rc 0 "status $A via the migrating node $FROM (ASK)"
+renew_and_status 40 "while slot $SLOT is MIGRATING (ASK)"
 r -u "$(url "$VIA")" status '{mig}free'
 expect_rc 1 "status of a free name in the migrating slot"
 sleep 1.5 # the run renews (every 1s) through ASK
@@ -172,14 +178,7 @@ check "$B still held on $TO (PTTL $(ccli_ask "$TO" PTTL "$B"))" test "$(ccli_ask
 check "CLUSTER SETSLOT $SLOT NODE $TO on every node" slot_assign "$SLOT" "$TO"
 check "every node says $TO serves slot $SLOT" eval '[ "$(node_of_slot "$SLOT" "$P1")" = "$TO" ] && [ "$(node_of_slot "$SLOT" "$P2")" = "$TO" ] && [ "$(node_of_slot "$SLOT" "$P3")" = "$TO" ]'
 # MOVED path
-r -u "$(url "$VIA")" renew "$A" --owner "$OWN_A" --ttl 50s
-expect_rc 0 "renew $A after the slot moved (MOVED)"
-pttl=$(ccli "$TO" PTTL "$A")
-check "renew reached $A on $TO (PTTL $pttl > 40000)" test "$pttl" -gt 40000 2>/dev/null
-r -u "$(url "$VIA")" status "$A"
-expect_rc 0 "status $A after the slot moved"
-r -u "$(url "$FROM")" status "$A"
-expect_rc 0 "status $A via the old node $FROM (MOVED)"
+renew_and_status 50 "after the slot moved (MOVED)"
 r -u "$(url "$FROM")" release "$A" --owner "$OWN_A"
 expect_rc 0 "release $A via the old node $FROM (MOVED)"
 check "$A is gone from $TO" off "$TO" "$A"

@@ -56,12 +56,8 @@ check "RD is on the replica" wait_until 2 on "$R" RD
 sleep 1.2 # one acknowledged renewal
 t_cut=$(ms)
 ccli "$R" REPLICAOF NO ONE >/dev/null
-check "the run ends" wait_until 8 bg_done "$T"
-d=$(( $(bg_t "$T") - t_cut )); echo "  run exited ${d}ms after the replica went away"
-check "run exits 76 when renewals are not acknowledged (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 76
-check "CMD was stopped before its end" test ! -e "$T.cmdend"
-check "CMD is gone" wait_until 2 dead "$cmd_pid"
-check "stopped within the 3s lease of the last acknowledged renewal (${d}ms < 3000)" test "$d" -lt 3000
+expect_lost_run "$T" "$cmd_pid" "$t_cut" "the replica went away (renewals not acknowledged)"
+check "stopped within the 3s lease of the last acknowledged renewal (${LOST_MS}ms < 3000)" test "$LOST_MS" -lt 3000
 check "stderr has an 'rlock: ' line about it" grep -q '^rlock: ' "$T.err"
 sed 's/^/  run stderr: /' "$T.err" | head -n 3
 ccli "$R" REPLICAOF 127.0.0.1 "$P" >/dev/null

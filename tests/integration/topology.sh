@@ -256,3 +256,16 @@ sentinel_failover() {
   echo "$reply"
   return 1
 }
+
+# expect_lost_run T CMD_PID SINCE_MS WHY: the background run T (bg) ends with 76
+# after the lock was lost (WHY, for the messages): CMD (pid CMD_PID, which would
+# have touched T.cmdend at its natural end) was stopped and is gone. Sets LOST_MS
+# (ms from SINCE_MS to the run's exit).
+expect_lost_run() {
+  local t=$1 cmd_pid=$2 since=$3 why=$4
+  check "the run ends" wait_until 12 bg_done "$t"
+  LOST_MS=$(( $(bg_t "$t") - since )); echo "  run exited ${LOST_MS}ms after $why"
+  check "run exits 76: $why (got $(bg_rc "$t"))" test "$(bg_rc "$t")" = 76
+  check "CMD was stopped before its end" test ! -e "$t.cmdend"
+  check "CMD is gone" wait_until 2 dead "$cmd_pid"
+}
