@@ -5,6 +5,7 @@
 #include <rlock/core/proc.hpp>
 #include <rlock/core/signals.hpp>
 #include <rlock/core/text.hpp>
+#include <rlock/lock/redlock.hpp>
 #include <rlock/lock/waiter.hpp>
 #include <rlock/redis/errors.hpp>
 #include <rlock/redis/retry.hpp>
@@ -59,7 +60,7 @@ std::string process_command(pid_t pid) {
 
 struct Context {
   const Invocation& inv;
-  redis::Client client;
+  std::unique_ptr<lock::Store> store;
   lock::LockKeys keys; // of names[0] when the command takes one name
   std::string label;   // "run \"NAME\" on URL", for messages
 };
@@ -122,7 +123,7 @@ std::string not_held_reason(lock::OwnerCheck check, const std::string& detail) {
 lock::AcquireResult acquire_or_busy(Context& ctx, const lock::AcquireRequest& request, SignalFd& signals) {
   bool show = isatty(STDERR_FILENO) && log::g_level != log::Level::quiet;
   WaitDisplay display(ctx.keys.name);
-  auto result = lock::acquire(ctx.client, request, &signals,
+  auto result = ctx.store->acquire(request, &signals,
                               show ? lock::BusyCallback(std::ref(display)) : lock::BusyCallback());
   if (!result.acquired) {
     busy(ctx, result);
@@ -169,6 +170,10 @@ int cmd_acquire(Context& ctx) {
     if (result.replicas_acked >= 0) {
       doc["replicas_acked"] = result.replicas_acked;
     }
+    if (result.validity) {
+      doc["validity_ms"] = result.validity->count();
+      doc["nodes"] = nodes_json(result.node_answers);
+    }
     print_json(doc);
   } else {
     fmt::print("{}\n", request.owner);
@@ -178,7 +183,7 @@ int cmd_acquire(Context& ctx) {
 
 int cmd_release(Context& ctx) {
   const auto& inv = ctx.inv;
-  auto result = lock::release(ctx.client, ctx.keys, inv.owner, inv.all, lock::new_op_id());
+  auto result = ctx.store->release(ctx.keys, inv.owner, inv.all);
   if (inv.global.json) {
     print_json({{"name", ctx.keys.name},
                 {"owner", inv.owner},
@@ -193,8 +198,8 @@ int cmd_release(Context& ctx) {
 
 int cmd_renew(Context& ctx) {
   const auto& inv = ctx.inv;
-  auto result = lock::renew(ctx.client, ctx.keys, inv.owner, inv.ttl.value_or(Millis(0)),
-                            redis::RetryPolicy::Mode::one_shot, inv.global.sync_replicas);
+  auto result = ctx.store->renew(ctx.keys, inv.owner, inv.ttl.value_or(Millis(0)),
+                                 redis::RetryPolicy::Mode::one_shot, inv.global.sync_replicas);
   if (inv.global.json) {
     nlohmann::json doc{{"name", ctx.keys.name},
                        {"owner", inv.owner},
@@ -213,8 +218,8 @@ int cmd_renew(Context& ctx) {
 
 int cmd_status(Context& ctx) {
   const auto& inv = ctx.inv;
-  auto states = inv.names.empty() ? lock::find_locks(ctx.client, inv.match.empty() ? "*" : inv.match)
-                                  : lock::inspect(ctx.client, inv.names);
+  auto states = inv.names.empty() ? ctx.store->find_locks( inv.match.empty() ? "*" : inv.match)
+                                  : ctx.store->inspect(inv.names);
   bool all_held = true;
   nlohmann::json locks = nlohmann::json::array();
   for (const auto& state : states) {
@@ -232,8 +237,8 @@ int cmd_status(Context& ctx) {
 }
 
 int cmd_force_unlock(Context& ctx) {
-  auto before = lock::inspect(ctx.client, {ctx.keys.name});
-  auto removed = lock::force_unlock(ctx.client, ctx.keys);
+  auto before = ctx.store->inspect({ctx.keys.name});
+  auto removed = ctx.store->force_unlock(ctx.keys);
   if (ctx.inv.global.json) {
     print_json(
         {{"name", ctx.keys.name}, {"removed", removed.has_value()}, {"was", status_json(before.front())}});
@@ -241,7 +246,8 @@ int cmd_force_unlock(Context& ctx) {
   if (!removed) {
     throw Error(ExitCode::not_held, "nothing to remove: the lock is free");
   }
-  log::info("removed {} ({})", quote(ctx.keys.name), status_line(before.front()));
+  auto was = status_line(before.front());
+  log::info("removed {} ({})", quote(ctx.keys.name), was.substr(0, was.find('\n'))); // Redlock: the verdict line
   return 0;
 }
 
@@ -267,7 +273,11 @@ int cmd_run(Context& ctx) {
   // CMD gets no password from rlock: the URL without it, and the password
   // file's name, so a nested `rlock run` logs in as this one did (a password
   // the user put in RLOCK_PASSWORD or REDISCLI_AUTH is passed on as it is).
-  spec.child_env.emplace_back("RLOCK_URL", redis::without_password(inv.global.urls.front()));
+  std::string urls;
+  for (const auto& url : inv.global.urls) {
+    urls += (urls.empty() ? "" : ",") + redis::without_password(url);
+  }
+  spec.child_env.emplace_back("RLOCK_URL", urls);
   if (inv.global.password_file) {
     spec.child_env.emplace_back("RLOCK_PASSWORD_FILE", absolute_path(*inv.global.password_file));
   }
@@ -283,7 +293,7 @@ int cmd_run(Context& ctx) {
     return guardian.watch(signals, spec.label); // the caller's rlock: passes signals on, waits
   }
   auto acquired = acquire_or_busy(ctx, spec.request, signals); // in the supervisor
-  return run::supervise(ctx.client, spec, acquired, signals);
+  return run::supervise(*ctx.store, spec, acquired, signals);
 }
 
 } // namespace
@@ -321,11 +331,16 @@ std::string subcommand_names() {
 }
 
 int execute(const Invocation& inv, std::string& context) {
-  auto endpoint = resolve_endpoint(inv.global);
+  auto endpoints = resolve_endpoints(inv.global);
+  redis::Timeouts timeouts{inv.global.connect_timeout, inv.global.io_timeout};
+  if (endpoints.size() > 1) {
+    timeouts = lock::per_node_timeouts(timeouts, inv.ttl.value_or(k_default_ttl)); // Redlock
+  }
+  auto store = lock::make_store(endpoints, timeouts);
   context = inv.names.empty()
-                ? fmt::format("{} on {}", inv.sub->name, endpoint.display())
-                : fmt::format("{} {} on {}", inv.sub->name, quote(inv.names.front()), endpoint.display());
-  Context ctx{inv, redis::Client(endpoint, {inv.global.connect_timeout, inv.global.io_timeout}),
+                ? fmt::format("{} on {}", inv.sub->name, store->describe())
+                : fmt::format("{} {} on {}", inv.sub->name, quote(inv.names.front()), store->describe());
+  Context ctx{inv, std::move(store),
               inv.names.size() == 1 ? lock::keys_for(inv.names.front()) : lock::LockKeys{}, context};
   return inv.sub->handler(ctx);
 }

@@ -225,9 +225,6 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   for (const auto& url : g.urls) {
     redis::parse_url(url); // throws a usage error for a bad one
   }
-  if (g.urls.size() > 1) {
-    throw UsageError("several URLs (Redlock quorum) are not supported yet; give one --url");
-  }
   if (!raw.tls_ca_file.empty() || !raw.tls_cert.empty() || !raw.tls_key.empty() ||
       !raw.tls_server_name.empty() || raw.tls_insecure) {
     throw UsageError("--tls-* options: TLS is not supported yet");

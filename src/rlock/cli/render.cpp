@@ -62,7 +62,53 @@ std::string holder_phrase(const lock::Holder& holder) {
   return fmt::format("held by {}, {}", who, ttl_phrase(holder.ttl));
 }
 
+namespace {
+
+std::string single_status_line(const lock::LockState& state);
+
+// How many masters hold the lock for the majority's owner (or at all).
+int holders_of(const lock::LockState& state) {
+  int count = 0;
+  for (const auto& view : state.nodes) {
+    if (view.state && view.state->held() &&
+        (!state.held() || (!view.state->owners.empty() && !state.owners.empty() &&
+                           view.state->owners.front().first == state.owners.front().first))) {
+      ++count;
+    }
+  }
+  return count;
+}
+
+} // namespace
+
 std::string status_line(const lock::LockState& state) {
+  if (state.nodes.empty()) {
+    return single_status_line(state);
+  }
+  std::string out = single_status_line(state);
+  out += fmt::format(" [{} on {} of {} masters]", state.held() ? "held" : "not held by a majority", holders_of(state),
+                     state.nodes.size());
+  for (const auto& view : state.nodes) {
+    std::string line = view.state ? single_status_line(*view.state) : "unreachable: " + view.error;
+    if (view.state) {
+      line = line.substr(std::min(line.size(), printable(state.name).size() + 2)); // without "NAME: "
+    }
+    out += fmt::format("\n  {}: {}", view.url, line);
+  }
+  return out;
+}
+
+nlohmann::json nodes_json(const std::vector<std::pair<std::string, std::string>>& answers) {
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const auto& [url, answer] : answers) {
+    nodes.push_back({{"url", url}, {"granted", answer == "granted"}, {"answer", answer}});
+  }
+  return nodes;
+}
+
+namespace {
+
+std::string single_status_line(const lock::LockState& state) {
   std::string name = printable(state.name);
   if (!state.held()) {
     return fmt::format("{}: free", name);
@@ -103,6 +149,8 @@ std::string status_line(const lock::LockState& state) {
   return out;
 }
 
+} // namespace
+
 nlohmann::json holder_json(const std::optional<lock::HolderRecord>& record) {
   if (!record) {
     return nullptr;
@@ -134,6 +182,21 @@ nlohmann::json status_json(const lock::LockState& state) {
       {"fence", state.record ? or_null(state.record->fence) : nlohmann::json(nullptr)},
       {"holder", holder_json(state.record)},
   };
+  if (!state.nodes.empty()) {
+    nlohmann::json nodes = nlohmann::json::array();
+    for (const auto& view : state.nodes) {
+      nlohmann::json node = view.state ? status_json(*view.state) : nlohmann::json::object();
+      node.erase("name");
+      node["url"] = view.url;
+      node["reachable"] = view.state != nullptr;
+      if (!view.state) {
+        node["error"] = view.error;
+      }
+      nodes.push_back(node);
+    }
+    out["nodes"] = nodes;
+    out["masters_holding"] = holders_of(state);
+  }
   return out;
 }
 

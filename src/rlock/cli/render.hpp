@@ -14,14 +14,20 @@ namespace rlock::cli {
 // nothing in it can be read).
 std::string holder_phrase(const lock::Holder& holder);
 
-// One line of `status` output for people.
+// One line of `status` output for people (Redlock: then one indented line per
+// master with its view).
 std::string status_line(const lock::LockState& state);
 
-// The JSON object of one lock in `status --json` (fields documented in README).
+// The JSON object of one lock in `status --json` (fields documented in README;
+// Redlock adds "nodes", each master's view).
 nlohmann::json status_json(const lock::LockState& state);
 
 // The JSON object of a holder record: null when there is none (not rlock's),
 // each field null when the record does not say it readably.
 nlohmann::json holder_json(const std::optional<lock::HolderRecord>& record);
+
+// Redlock: what each master answered to an acquisition, for --json:
+// [{"url", "granted", "answer"}].
+nlohmann::json nodes_json(const std::vector<std::pair<std::string, std::string>>& answers);
 
 } // namespace rlock::cli

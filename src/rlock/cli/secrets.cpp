@@ -82,8 +82,10 @@ std::string redact_word(std::string_view word, bool after_password_flag) {
 
 } // namespace
 
-redis::Endpoint resolve_endpoint(const GlobalOptions& global) {
-  auto endpoint = redis::parse_url(global.urls.front());
+namespace {
+
+redis::Endpoint resolve_url(const GlobalOptions& global, const std::string& url) {
+  auto endpoint = redis::parse_url(url);
   if (!endpoint.password) {
     if (global.password_file) {
       endpoint.password = read_password_file(*global.password_file);
@@ -94,6 +96,20 @@ redis::Endpoint resolve_endpoint(const GlobalOptions& global) {
     }
   }
   return endpoint;
+}
+
+} // namespace
+
+redis::Endpoint resolve_endpoint(const GlobalOptions& global) {
+  return resolve_url(global, global.urls.front());
+}
+
+std::vector<redis::Endpoint> resolve_endpoints(const GlobalOptions& global) {
+  std::vector<redis::Endpoint> endpoints;
+  for (const auto& url : global.urls) {
+    endpoints.push_back(resolve_url(global, url));
+  }
+  return endpoints;
 }
 
 std::string redact_command_line(std::string_view command) {

@@ -13,6 +13,8 @@ namespace rlock::cli {
 // REDISCLI_AUTH, in that order. Throws UsageError (64) for a password file
 // that cannot be read, is a directory or is empty.
 redis::Endpoint resolve_endpoint(const GlobalOptions& global);
+// The same for every URL of the invocation (several: a Redlock quorum).
+std::vector<redis::Endpoint> resolve_endpoints(const GlobalOptions& global);
 
 // A command line made fit to be recorded where any Redis client can read it:
 // the password of every URL ("redis://u:***@h"), the value of NAME=VALUE words

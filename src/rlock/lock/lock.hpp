@@ -7,6 +7,7 @@
 #include <rlock/redis/client.hpp>
 #include <rlock/redis/retry.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,6 +54,10 @@ struct AcquireResult {
   TimePoint sent_at; // when the request that answered was first sent (lease start bound)
   Holder holder;     // when !acquired
   long long replicas_acked = -1; // with --sync-replicas: replicas that acknowledged it
+  // Redlock: the remaining validity (TTL - elapsed - drift allowance), and what
+  // each master answered ({url, "granted" | "busy" | "unreachable: why"}).
+  std::optional<Millis> validity;
+  std::vector<std::pair<std::string, std::string>> node_answers;
 };
 
 // One attempt to take or re-enter the lock, identified by `op_id`: a resend of
@@ -109,6 +114,15 @@ RenewResult renew(redis::Client& client, const LockKeys& keys, const std::string
 // the removed key's type, or nothing when there was nothing to remove.
 std::optional<std::string> force_unlock(redis::Client& client, const LockKeys& keys);
 
+struct LockState;
+
+// Redlock: one master's view of a lock (state null when it did not answer).
+struct NodeView {
+  std::string url;
+  std::shared_ptr<const LockState> state;
+  std::string error;
+};
+
 struct LockState {
   std::string name;
   std::string type; // "none" when free
@@ -116,6 +130,7 @@ struct LockState {
   std::vector<std::pair<std::string, long long>> owners; // token, count (0: not a count)
   std::optional<HolderRecord> record;                    // nullopt: no 'rlock:meta'
   bool complete = true; // false: a hash too big to be a lock; its fields were not read
+  std::vector<NodeView> nodes; // Redlock: each master's view (the fields above: the majority's)
   bool held() const { return type != "none"; }
 };
 

@@ -16,16 +16,6 @@ constexpr Millis k_recheck{1000};
 // The terminal display is refreshed this often while waiting (no request is sent for it).
 constexpr Millis k_display_every{1000};
 
-// Throws Interrupted for a pending signal that ends a wait (SIGINT, SIGTERM...);
-// others in the set (SIGCHLD, SIGCONT) are the caller's business and dropped.
-void throw_if_interrupted(SignalFd& signals) {
-  while (int sig = signals.take()) {
-    if (ends_wait(sig)) {
-      throw Interrupted(sig);
-    }
-  }
-}
-
 // Sleeps until `until`, or throws Interrupted as soon as a signal arrives.
 void pause_or_interrupt(SignalFd* signals, TimePoint until) {
   while (Clock::now() < until) {
@@ -81,6 +71,14 @@ Woken wait_for_release(redis::Connection& sub, SignalFd* signals, TimePoint unti
 }
 
 } // namespace
+
+void throw_if_interrupted(SignalFd& signals) {
+  while (int sig = signals.take()) {
+    if (ends_wait(sig)) {
+      throw Interrupted(sig);
+    }
+  }
+}
 
 WaitPlan::WaitPlan(std::optional<Millis> wait, TimePoint start)
     : m_wait(wait), m_deadline(start + wait.value_or(Millis(0))) {}

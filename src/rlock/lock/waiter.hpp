@@ -62,6 +62,10 @@ private:
 
 // Called while waiting, after each busy attempt, with the holder and the time
 // left until the wait's deadline (for the terminal display).
+// Throws Interrupted for a pending signal that ends a wait (SIGINT, SIGTERM...);
+// others in the set (SIGCHLD, SIGCONT) are the caller's business and dropped.
+void throw_if_interrupted(SignalFd& signals);
+
 using BusyCallback = std::function<void(const Holder& holder, Millis wait_left)>;
 
 // Takes the lock, waiting up to request.wait without polling, as WaitPlan

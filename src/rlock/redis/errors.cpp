@@ -18,6 +18,7 @@ ExitCode exit_code_for(RedisErrorKind kind) {
   case RedisErrorKind::readonly:
   case RedisErrorKind::tryagain:
   case RedisErrorKind::unsynced:
+  case RedisErrorKind::quorum:
     return ExitCode::unavailable;
   case RedisErrorKind::auth:
     return ExitCode::denied;

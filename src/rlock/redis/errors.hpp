@@ -22,6 +22,7 @@ enum class RedisErrorKind {
   readonly, // READONLY: talking to a replica
   tryagain, // TRYAGAIN, CLUSTERDOWN, MASTERDOWN: a cluster or replica in transition
   unsynced, // --sync-replicas: fewer replicas acknowledged than asked (not a reply)
+  quorum,   // Redlock: too few masters answered in time (not a reply)
   busy,     // BUSY: a script is running too long
   loading,  // LOADING: server loading its data set
   oom,      // OOM: maxmemory reached

@@ -36,4 +36,5 @@ extern const redis::Script release;
 extern const redis::Script renew;
 extern const redis::Script force_unlock;
 extern const redis::Script inspect;
+extern const redis::Script fence_raise;
 } // namespace rlock::scripts

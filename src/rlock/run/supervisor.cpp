@@ -19,10 +19,10 @@ namespace rlock::run {
 namespace {
 
 // Releases our level of the lock; never throws (the child's status matters more).
-void release_quietly(redis::Client& client, const RunSpec& spec) noexcept {
+void release_quietly(lock::Store& store, const RunSpec& spec) noexcept {
   try {
-    client.refresh(); // Sentinel: where the renewals went, after a failover
-    lock::release(client, spec.request.keys, spec.request.owner, false, lock::new_op_id());
+    store.refresh(); // Sentinel: where the renewals went, after a failover
+    store.release(spec.request.keys, spec.request.owner, false);
   } catch (const std::exception& e) {
     log::warning("{}: could not release the lock (it expires by its lease): {}", spec.label, e.what());
   }
@@ -30,10 +30,11 @@ void release_quietly(redis::Client& client, const RunSpec& spec) noexcept {
 
 // --hold-min: let the lock expire `left` from now instead of releasing it.
 // Returns false when the lock is not ours any more (release instead).
-bool hold_quietly(redis::Client& client, const RunSpec& spec, Millis left) noexcept {
+bool hold_quietly(lock::Store& store, const RunSpec& spec, Millis left) noexcept {
   try {
-    client.refresh();
-    return lock::renew(client, spec.request.keys, spec.request.owner, left).check == lock::OwnerCheck::ok;
+    store.refresh();
+    return store.renew(spec.request.keys, spec.request.owner, left, redis::RetryPolicy::Mode::one_shot, {}).check ==
+           lock::OwnerCheck::ok;
   } catch (const std::exception& e) {
     log::warning("{}: could not keep the lock for --hold-min: {}", spec.label, e.what());
     return true; // it stays until its current lease ends; releasing would fail alike
@@ -82,11 +83,11 @@ void report(const RunSpec& spec, const StopPlan::Step& step, const LeaseState& l
 
 // The part of supervise() after CMD started; supervise() makes sure it cannot
 // leave CMD's tree running without its lock if it throws.
-int supervise_child(redis::Client& client, const RunSpec& spec, TimePoint acquired_at, SignalFd& signals,
+int supervise_child(lock::Store& store, const RunSpec& spec, TimePoint acquired_at, SignalFd& signals,
                     pid_t cmd, bool tty) {
   const pid_t guardian = getppid();
   const pid_t job_group = guardian_group();
-  Watchdog dog(client.fresh(), spec.request.keys, spec.request.owner, spec.request.lease,
+  Watchdog dog(store.fresh(), spec.request.keys, spec.request.owner, spec.request.lease,
                spec.kill_after, acquired_at, spec.request.sync);
   StopPlan::Config config;
   config.on_lost = spec.on_lost;
@@ -178,8 +179,8 @@ int supervise_child(redis::Client& client, const RunSpec& spec, TimePoint acquir
     tcsetpgrp(STDIN_FILENO, job_group);
   }
   auto hold = plan.hold_for(Clock::now());
-  if (!hold || !hold_quietly(client, spec, *hold)) {
-    release_quietly(client, spec);
+  if (!hold || !hold_quietly(store, spec, *hold)) {
+    release_quietly(store, spec);
   }
   return plan.exit_status(exit_status_of(cmd_status));
 }
@@ -193,7 +194,7 @@ SignalFd make_run_signals() {
       {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD, SIGCONT, SIGTTOU, parent_death_signal()});
 }
 
-int supervise(redis::Client& client, const RunSpec& spec, const lock::AcquireResult& acquired,
+int supervise(lock::Store& store, const RunSpec& spec, const lock::AcquireResult& acquired,
               SignalFd& signals) {
   // Decided now, not before the wait: the job may have been put in the
   // background meanwhile.
@@ -208,11 +209,11 @@ int supervise(redis::Client& client, const RunSpec& spec, const lock::AcquireRes
   try {
     cmd = spawn_cmd(spec.child_argv, tty);
   } catch (const Error&) {
-    release_quietly(client, spec);
+    release_quietly(store, spec);
     throw;
   }
   try {
-    return supervise_child(client, spec, acquired.sent_at, signals, cmd, tty);
+    return supervise_child(store, spec, acquired.sent_at, signals, cmd, tty);
   } catch (...) {
     // Whatever went wrong, CMD's tree must not go on without its lock (with
     // --on-lost ignore it goes on, as if rlock had died).
@@ -222,7 +223,7 @@ int supervise(redis::Client& client, const RunSpec& spec, const lock::AcquireRes
     if (tty) {
       tcsetpgrp(STDIN_FILENO, guardian_group());
     }
-    release_quietly(client, spec);
+    release_quietly(store, spec);
     throw;
   }
 }

@@ -2,7 +2,7 @@
 
 #include <rlock/core/signals.hpp>
 #include <rlock/lock/waiter.hpp>
-#include <rlock/redis/client.hpp>
+#include <rlock/lock/store.hpp>
 #include <rlock/run/policy.hpp>
 #include <rlock/run/spawn.hpp>
 
@@ -37,7 +37,7 @@ SignalFd make_run_signals();
 // --wait-descendants), releases (or keeps it for --hold-min), and returns the
 // exit status: CMD's, or 76 when the lock was lost. Throws rlock::Error
 // (126/127) when CMD cannot be started, after releasing the lock.
-int supervise(redis::Client& client, const RunSpec& spec, const lock::AcquireResult& acquired,
+int supervise(lock::Store& store, const RunSpec& spec, const lock::AcquireResult& acquired,
               SignalFd& signals);
 
 } // namespace rlock::run

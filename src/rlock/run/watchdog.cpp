@@ -21,9 +21,9 @@ void LeaseClock::confirmed(TimePoint sent, TimePoint now) {
   m_sent = std::max(m_sent, sent);
 }
 
-Watchdog::Watchdog(redis::Client client, lock::LockKeys keys, std::string owner, Millis ttl, Millis kill_after,
+Watchdog::Watchdog(std::unique_ptr<lock::Store> store, lock::LockKeys keys, std::string owner, Millis ttl, Millis kill_after,
                    TimePoint acquired_sent, redis::SyncReplicas sync)
-    : m_client(std::move(client)), m_sync(sync), m_keys(std::move(keys)), m_owner(std::move(owner)), m_ttl(ttl),
+    : m_store(std::move(store)), m_sync(sync), m_keys(std::move(keys)), m_owner(std::move(owner)), m_ttl(ttl),
       m_clock(ttl, kill_after, acquired_sent), m_first_renewal(acquired_sent + m_clock.interval()) {
   m_state.stop_at = m_clock.stop_at();
   m_state.kill_at = m_clock.kill_at();
@@ -89,8 +89,8 @@ void Watchdog::loop() {
     lock::RenewResult result;
     std::string error;
     try {
-      m_client.refresh(); // Sentinel: renew where the sentinels now say the primary is
-      result = lock::renew(m_client, m_keys, m_owner, m_ttl, redis::RetryPolicy::Mode::renewal, m_sync);
+      m_store->refresh(); // Sentinel: renew where the sentinels now say the primary is
+      result = m_store->renew(m_keys, m_owner, m_ttl, redis::RetryPolicy::Mode::renewal, m_sync);
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -107,7 +107,7 @@ void Watchdog::loop() {
       next = now + redis::RetryPolicy::renewal_backoff(++failures, interval);
       if (first) {
         lock.unlock(); // never write to stderr while holding what the supervisor reads
-        log::warning("cannot renew {} on {}: {}; retrying", quote(m_keys.name), m_client.describe(), error);
+        log::warning("cannot renew {} on {}: {}; retrying", quote(m_keys.name), m_store->describe(), error);
         lock.lock();
         if (m_stop) {
           return;

@@ -2,7 +2,9 @@
 
 #include <rlock/core/clock.hpp>
 #include <rlock/lock/lock.hpp>
-#include <rlock/redis/client.hpp>
+#include <rlock/lock/store.hpp>
+
+#include <memory>
 
 #include <condition_variable>
 #include <mutex>
@@ -52,9 +54,9 @@ struct LeaseState {
 // reported by writing to an eventfd the supervisor polls.
 class Watchdog {
 public:
-  // `client`: the renewal thread's own (Client::fresh()). `sync`: renewals
+  // `store`: the renewal thread's own (Store::fresh()). `sync`: renewals
   // fewer replicas acknowledged do not count as confirmed (--sync-replicas).
-  Watchdog(redis::Client client, lock::LockKeys keys, std::string owner, Millis ttl, Millis kill_after,
+  Watchdog(std::unique_ptr<lock::Store> store, lock::LockKeys keys, std::string owner, Millis ttl, Millis kill_after,
            TimePoint acquired_sent, redis::SyncReplicas sync = {});
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
@@ -75,7 +77,7 @@ private:
   void loop();
   void notify();
 
-  redis::Client m_client;
+  std::unique_ptr<lock::Store> m_store;
   redis::SyncReplicas m_sync;
   lock::LockKeys m_keys;
   std::string m_owner;

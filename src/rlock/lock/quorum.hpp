@@ -1,0 +1,60 @@
+#pragma once
+
+#include <rlock/core/clock.hpp>
+
+#include <vector>
+
+namespace rlock::lock {
+
+// Redlock's decisions over N independent masters, pure (unit-tested with
+// made-up answers and times): what a set of per-node answers means.
+
+// Votes needed out of `nodes`: floor(N/2) + 1.
+int majority(int nodes);
+
+// Redlock's allowance for clock-rate differences between the client and the
+// masters: 1% of the TTL + 2 ms (as the Redlock description states).
+Millis drift_allowance(Millis ttl);
+
+// What one node answered to an acquisition, a renewal or a release.
+enum class Vote {
+  yes,         // granted / renewed / released (or already gone, for a release)
+  no,          // held by another owner (acquire), gone or another owner's (renew)
+  unreachable, // no answer in time, or an error: counts for nobody
+};
+
+struct Tally {
+  int yes = 0;
+  int no = 0;
+  int unreachable = 0;
+  int nodes() const { return yes + no + unreachable; }
+};
+Tally tally(const std::vector<Vote>& votes);
+
+struct AcquireVerdict {
+  enum class Kind {
+    held,        // a majority granted, and time is left: validity > 0
+    busy,        // others hold so many nodes that no majority is possible: 75
+    unavailable, // too few nodes answered, or they answered too late: 69
+  };
+  Kind kind = Kind::unavailable;
+  Millis validity{0}; // TTL - elapsed - drift allowance (may be <= 0)
+};
+
+// The verdict on one acquisition round: `elapsed` from the first send to the
+// last answer counted, `ttl` the lease asked for.
+AcquireVerdict judge_acquire(const Tally& votes, Millis ttl, Millis elapsed);
+
+// A renewal round: confirmed by a majority (the fail-safe deadline moves, from
+// the send time); lost when the nodes that say "gone or another owner's" leave
+// no majority possible; otherwise unconfirmed (the deadline stays).
+enum class RenewVerdict { confirmed, unconfirmed, lost };
+RenewVerdict judge_renew(const Tally& votes);
+
+// A release round (yes: the node answered, and ours is gone from it; no or
+// unreachable: it did not answer): done when a majority answered;
+// `released_any` says whether any node had it (else: not held, exit 1).
+enum class ReleaseVerdict { released, not_held, unavailable };
+ReleaseVerdict judge_release(const Tally& votes, bool released_any);
+
+} // namespace rlock::lock

@@ -1,0 +1,533 @@
+#include <rlock/core/log.hpp>
+#include <rlock/core/text.hpp>
+#include <rlock/lock/quorum.hpp>
+#include <rlock/lock/redlock.hpp>
+#include <rlock/redis/errors.hpp>
+#include <rlock/redis/script.hpp>
+
+#include <fmt/format.h>
+
+#include <poll.h>
+#include <sys/random.h>
+
+#include <algorithm>
+#include <map>
+#include <thread>
+
+namespace rlock::lock {
+
+namespace {
+
+// Runs f(0) ... f(n-1) at once, each on its own thread (f(0) on this one), and
+// returns when all have. f must not throw.
+template <class F> void fan_out(std::size_t n, const F& f) {
+  std::vector<std::thread> threads;
+  threads.reserve(n);
+  for (std::size_t i = 1; i < n; ++i) {
+    threads.emplace_back([&f, i] { f(i); });
+  }
+  if (n > 0) {
+    f(0);
+  }
+  for (auto& thread : threads) {
+    thread.join();
+  }
+}
+
+// One master's answer: a value or the error it gave.
+template <class T> struct Answer {
+  std::optional<T> value;
+  std::optional<RedisError> error;
+};
+
+// Calls `request(client)` on every master at once.
+template <class T, class F> std::vector<Answer<T>> ask_all(std::vector<redis::Client>& nodes, const F& request) {
+  std::vector<Answer<T>> answers(nodes.size());
+  fan_out(nodes.size(), [&](std::size_t i) {
+    try {
+      answers[i].value = request(nodes[i]);
+    } catch (const RedisError& e) {
+      answers[i].error = RedisError(e.kind(), fmt::format("{}: {}", nodes[i].describe(), e.what()));
+    } catch (const std::exception& e) {
+      answers[i].error = RedisError(RedisErrorKind::server, fmt::format("{}: {}", nodes[i].describe(), e.what()));
+    }
+  });
+  return answers;
+}
+
+Millis since(TimePoint start) {
+  return std::chrono::ceil<Millis>(Clock::now() - start);
+}
+
+Millis random_between(Millis low, Millis high) {
+  unsigned value = 0;
+  while (getrandom(&value, sizeof value, 0) != sizeof value) {
+  }
+  return low + Millis(value % static_cast<unsigned>((high - low).count() + 1));
+}
+
+// The first error of `answers` of kind `kind`, if any.
+template <class T> std::optional<RedisError> first_error(const std::vector<Answer<T>>& answers,
+                                                         std::optional<RedisErrorKind> kind = std::nullopt) {
+  for (const auto& answer : answers) {
+    if (answer.error && (!kind || answer.error->kind() == *kind)) {
+      return answer.error;
+    }
+  }
+  return std::nullopt;
+}
+
+class RedlockStore final : public Store {
+public:
+  RedlockStore(std::vector<redis::Endpoint> masters, redis::Timeouts timeouts)
+      : m_masters(std::move(masters)), m_timeouts(timeouts) {
+    for (const auto& master : m_masters) {
+      m_nodes.emplace_back(master, timeouts);
+    }
+  }
+
+  std::unique_ptr<Store> fresh() const override {
+    auto copy = std::make_unique<RedlockStore>(m_masters, m_timeouts);
+    copy->m_holder = m_holder;
+    return copy;
+  }
+
+  AcquireResult acquire(const AcquireRequest& request, SignalFd* signals, const BusyCallback& on_busy) override;
+  ReleaseResult release(const LockKeys& keys, const std::string& owner, bool all) override;
+  RenewResult renew(const LockKeys& keys, const std::string& owner, Millis lease, redis::RetryPolicy::Mode mode,
+                    const redis::SyncReplicas& sync) override;
+  std::optional<std::string> force_unlock(const LockKeys& keys) override;
+  std::vector<LockState> inspect(const std::vector<std::string>& names) override;
+  std::vector<LockState> find_locks(const std::string& pattern) override;
+
+  void refresh() override {
+    for (auto& node : m_nodes) {
+      node.refresh();
+    }
+  }
+
+  std::string describe() const override {
+    std::string out;
+    for (const auto& master : m_masters) {
+      out += (out.empty() ? "" : ",") + master.display();
+    }
+    return out;
+  }
+
+private:
+  int need() const { return majority(static_cast<int>(m_nodes.size())); }
+  std::string count_phrase(int yes) const {
+    return fmt::format("{} of {} masters (a majority is {})", yes, m_nodes.size(), need());
+  }
+  AcquireResult round(const AcquireRequest& request);
+  void undo(const AcquireRequest& request, const std::vector<Answer<AcquireResult>>& answers);
+
+  std::vector<redis::Endpoint> m_masters;
+  redis::Timeouts m_timeouts;
+  std::vector<redis::Client> m_nodes;
+  // The last acquisition's request: a master that restarted empty is granted
+  // the lock again with the same record (renew).
+  std::optional<AcquireRequest> m_holder;
+};
+
+// Releases what a failed round may have taken: on every master for a token
+// made by this process (nobody else has it: releasing it where it is not is a
+// no-op), only where it was granted for a given token (a re-entry: elsewhere
+// the level may be an older one of ours).
+void RedlockStore::undo(const AcquireRequest& request, const std::vector<Answer<AcquireResult>>& answers) {
+  const auto op_id = new_op_id();
+  fan_out(m_nodes.size(), [&](std::size_t i) {
+    bool granted = answers[i].value && answers[i].value->acquired;
+    if (!granted && !request.own_token) {
+      return;
+    }
+    try {
+      lock::release(m_nodes[i], request.keys, request.owner, false, op_id);
+    } catch (const std::exception& e) {
+      log::debug("{}: undoing the acquisition: {}", m_masters[i].display(), e.what());
+    }
+  });
+}
+
+AcquireResult RedlockStore::round(const AcquireRequest& request) {
+  const auto op_id = new_op_id();
+  const TimePoint start = Clock::now();
+  redis::RetryScope scope{redis::RetryPolicy(m_timeouts, redis::RetryPolicy::Mode::renewal), !request.own_token,
+                          std::nullopt, {}};
+  auto answers = ask_all<AcquireResult>(
+      m_nodes, [&](redis::Client& node) { return try_acquire(node, request, op_id, scope); });
+
+  std::vector<Vote> votes;
+  AcquireResult result;
+  result.sent_at = start;
+  std::vector<std::size_t> granted;
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    const auto& answer = answers[i];
+    std::string said;
+    if (!answer.value) {
+      votes.push_back(Vote::unreachable);
+      said = fmt::format("unreachable: {}", answer.error->what());
+      said = said.substr(0, 300);
+    } else if (answer.value->acquired) {
+      votes.push_back(Vote::yes);
+      granted.push_back(i);
+      said = "granted";
+    } else {
+      votes.push_back(Vote::no);
+      said = "busy";
+      // The holder shown and waited for: the one whose lease ends first.
+      const auto& holder = answer.value->holder;
+      if (result.holder.type.empty() || (holder.ttl.count() >= 0 && holder.ttl < result.holder.ttl)) {
+        result.holder = holder;
+      }
+    }
+    result.node_answers.emplace_back(m_masters[i].display(), said);
+  }
+
+  // The fencing token: the largest granting counter, raised on every granting
+  // master; a majority must end up at least that high.
+  long long fence = 0;
+  for (auto i : granted) {
+    fence = std::max(fence, answers[i].value->fence);
+  }
+  auto tallied = tally(votes);
+  if (tallied.yes >= need() && fence > 0) {
+    std::vector<int> raised(m_nodes.size(), 0);
+    fan_out(granted.size(), [&](std::size_t k) {
+      auto i = granted[k];
+      try {
+        auto reply = m_nodes[i].eval(scripts::fence_raise, {request.keys.fence_key}, {std::to_string(fence)});
+        raised[i] = reply.reply.as_integer() >= fence ? 1 : 0;
+      } catch (const std::exception& e) {
+        log::debug("{}: raising the fencing counter: {}", m_masters[i].display(), e.what());
+      }
+    });
+    int confirmed = 0;
+    for (auto i : granted) {
+      confirmed += raised[i];
+    }
+    if (confirmed < need()) {
+      tallied.yes = confirmed; // too few masters carry the token: not held
+      tallied.unreachable += static_cast<int>(granted.size()) - confirmed;
+    }
+  }
+
+  auto verdict = judge_acquire(tallied, request.lease, since(start));
+  result.validity = verdict.validity;
+  if (verdict.kind == AcquireVerdict::Kind::held) {
+    const auto& first = *answers[granted.front()].value;
+    result.acquired = true;
+    result.reentered = first.reentered;
+    result.fence = fence;
+    result.lease = first.lease;
+    for (auto i : granted) {
+      result.count = std::max(result.count, answers[i].value->count);
+    }
+    result.holder = {};
+    m_holder = request;
+    return result;
+  }
+  undo(request, answers);
+  if (verdict.kind == AcquireVerdict::Kind::busy) {
+    return result;
+  }
+  if (auto denied = first_error(answers, RedisErrorKind::auth)) {
+    throw *denied;
+  }
+  auto why = first_error(answers);
+  throw RedisError(RedisErrorKind::quorum,
+                   tallied.yes >= need()
+                       ? fmt::format("granted by {}, but too late: {} of the {} lease left (elapsed + drift allowance)",
+                                     count_phrase(tallied.yes), format_duration(std::max(Millis(0), verdict.validity)),
+                                     format_duration(request.lease))
+                       : fmt::format("quorum not reached: granted by {}{}", count_phrase(tallied.yes),
+                                     why ? fmt::format("; {}", why->what()) : ""));
+}
+
+AcquireResult RedlockStore::acquire(const AcquireRequest& request, SignalFd* signals, const BusyCallback& on_busy) {
+  const TimePoint deadline = Clock::now() + request.wait.value_or(Millis(0));
+  // One subscription per master, made when the first round is busy (best
+  // effort: a master that cannot be subscribed to is simply not listened to).
+  std::vector<redis::Connection> subs;
+  for (;;) {
+    std::optional<RedisError> failed;
+    AcquireResult result;
+    try {
+      result = round(request);
+      if (result.acquired) {
+        return result;
+      }
+    } catch (const RedisError& e) {
+      if (e.kind() != RedisErrorKind::quorum) {
+        throw; // denied, or a broken server: waiting cannot help
+      }
+      failed = e;
+    }
+    TimePoint now = Clock::now();
+    if (!request.wait || now >= deadline) {
+      if (failed) {
+        throw *failed;
+      }
+      return result;
+    }
+    // Next round: at a release message from any master, when the first
+    // holder's lease ends, or after a short random delay when masters did not
+    // answer (Redlock's retry); never past the deadline.
+    TimePoint wake = failed || result.holder.ttl.count() < 0
+                         ? now + random_between(Millis(50), Millis(250))
+                         : now + result.holder.ttl + random_between(Millis(1), Millis(50));
+    wake = std::min(wake, deadline);
+    if (subs.empty()) {
+      for (auto& node : m_nodes) {
+        try {
+          auto where = node.subscription_for(request.keys.channel);
+          redis::Connection sub(where.node, m_timeouts);
+          sub.send({where.sharded ? "SSUBSCRIBE" : "SUBSCRIBE", request.keys.channel});
+          subs.push_back(std::move(sub));
+        } catch (const RedisError& e) {
+          log::debug("cannot subscribe on {}: {}", node.describe(), e.what());
+        }
+      }
+    }
+    if (on_busy && !failed) {
+      on_busy(result.holder, std::chrono::duration_cast<Millis>(deadline - now));
+    }
+    // Wait; every reply on a subscription (its confirmation, a message) ends it.
+    std::vector<pollfd> fds;
+    for (auto& sub : subs) {
+      fds.push_back({sub.connected() ? sub.fd() : -1, POLLIN, 0});
+    }
+    fds.push_back({signals ? signals->fd() : -1, POLLIN, 0});
+    bool woken = false;
+    while (!woken && Clock::now() < wake) {
+      if (::poll(fds.data(), fds.size(), poll_timeout_ms(wake)) <= 0) {
+        continue;
+      }
+      if (signals != nullptr && (fds.back().revents & POLLIN)) {
+        throw_if_interrupted(*signals);
+      }
+      for (std::size_t i = 0; i < subs.size(); ++i) {
+        if (fds[i].revents == 0) {
+          continue;
+        }
+        try {
+          // Readable: a reply has begun (the rest within 100 ms), then what is buffered.
+          redis::Reply message;
+          for (auto until = Clock::now() + Millis(100); subs[i].read(message, until); until = Clock::now()) {
+            if (message.is_array() && !message.elements.empty() &&
+                message.elements[0].type == redis::Reply::Type::string &&
+                (message.elements[0].str == "message" || message.elements[0].str == "smessage")) {
+              woken = true;
+            }
+            if (!subs[i].has_buffered_reply()) {
+              break;
+            }
+          }
+        } catch (const RedisError&) {
+          subs[i].close();
+          fds[i].fd = -1;
+        }
+      }
+    }
+  }
+}
+
+ReleaseResult RedlockStore::release(const LockKeys& keys, const std::string& owner, bool all) {
+  const auto op_id = new_op_id();
+  auto answers = ask_all<ReleaseResult>(
+      m_nodes, [&](redis::Client& node) { return lock::release(node, keys, owner, all, op_id); });
+  std::vector<Vote> votes;
+  bool released_any = false;
+  ReleaseResult result;
+  ReleaseResult refused;
+  for (const auto& answer : answers) {
+    votes.push_back(answer.value ? Vote::yes : Vote::unreachable);
+    if (answer.value && answer.value->check == OwnerCheck::ok) {
+      released_any = true;
+      result.remaining = std::max(result.remaining, answer.value->remaining);
+    } else if (answer.value && refused.check == OwnerCheck::ok) {
+      refused = *answer.value;
+    }
+  }
+  switch (judge_release(tally(votes), released_any)) {
+  case ReleaseVerdict::released:
+    return result;
+  case ReleaseVerdict::not_held:
+    return refused;
+  default:
+    break;
+  }
+  auto why = first_error(answers);
+  throw RedisError(RedisErrorKind::quorum, fmt::format("released on {}, answered by {}{}", released_any ? "some" : "none",
+                                                       count_phrase(tally(votes).yes),
+                                                       why ? fmt::format("; {}", why->what()) : ""));
+}
+
+RenewResult RedlockStore::renew(const LockKeys& keys, const std::string& owner, Millis lease,
+                                redis::RetryPolicy::Mode mode, const redis::SyncReplicas& sync) {
+  auto answers = ask_all<RenewResult>(
+      m_nodes, [&](redis::Client& node) { return lock::renew(node, keys, owner, lease, mode, sync); });
+  std::vector<Vote> votes;
+  RenewResult result;
+  RenewResult refused;
+  std::vector<std::size_t> emptied; // masters that say "no such lock"
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    const auto& answer = answers[i];
+    if (!answer.value) {
+      votes.push_back(Vote::unreachable);
+    } else if (answer.value->check == OwnerCheck::ok) {
+      votes.push_back(Vote::yes);
+      result.lease = result.lease.count() == 0 ? answer.value->lease : std::min(result.lease, answer.value->lease);
+    } else {
+      votes.push_back(Vote::no);
+      refused = *answer.value;
+      if (answer.value->check == OwnerCheck::missing) {
+        emptied.push_back(i);
+      }
+    }
+  }
+  auto tallied = tally(votes);
+  switch (judge_renew(tallied)) {
+  case RenewVerdict::confirmed:
+    // A master that lost the lock (restarted empty) while the majority still
+    // holds it gets it back, so one more failure elsewhere does not cost the
+    // majority. Never where another owner holds it.
+    if (!emptied.empty() && m_holder && m_holder->owner == owner) {
+      AcquireRequest again = *m_holder;
+      again.own_token = true; // ours: finding it there means it is granted
+      again.wait.reset();
+      again.lease = result.lease.count() > 0 ? result.lease : again.lease;
+      redis::RetryScope scope{redis::RetryPolicy(m_timeouts, redis::RetryPolicy::Mode::renewal), false,
+                              std::nullopt, {}};
+      fan_out(emptied.size(), [&](std::size_t k) {
+        auto i = emptied[k];
+        try {
+          if (try_acquire(m_nodes[i], again, new_op_id(), scope).acquired) {
+            log::debug("{}: the lock was granted again (the master had lost it)", m_masters[i].display());
+          }
+        } catch (const std::exception& e) {
+          log::debug("{}: granting the lock again: {}", m_masters[i].display(), e.what());
+        }
+      });
+    }
+    return result;
+  case RenewVerdict::lost:
+    refused.detail = fmt::format("gone or another owner's on {}", count_phrase(tallied.no));
+    return refused;
+  default:
+    break;
+  }
+  auto why = first_error(answers);
+  throw RedisError(RedisErrorKind::quorum, fmt::format("renewed on {}{}", count_phrase(tallied.yes),
+                                                       why ? fmt::format("; {}", why->what()) : ""));
+}
+
+std::optional<std::string> RedlockStore::force_unlock(const LockKeys& keys) {
+  auto answers = ask_all<std::optional<std::string>>(
+      m_nodes, [&](redis::Client& node) { return lock::force_unlock(node, keys); });
+  std::optional<std::string> removed;
+  int answered = 0;
+  for (const auto& answer : answers) {
+    if (answer.value) {
+      ++answered;
+      if (*answer.value && !removed) {
+        removed = *answer.value;
+      }
+    }
+  }
+  if (!removed && answered < need()) {
+    auto why = first_error(answers);
+    throw RedisError(RedisErrorKind::quorum,
+                     fmt::format("answered by {}{}", count_phrase(answered), why ? "; " + std::string(why->what()) : ""));
+  }
+  return removed;
+}
+
+std::vector<LockState> RedlockStore::inspect(const std::vector<std::string>& names) {
+  auto answers = ask_all<std::vector<LockState>>(
+      m_nodes, [&](redis::Client& node) { return lock::inspect(node, names); });
+  int answered = 0;
+  for (const auto& answer : answers) {
+    answered += answer.value ? 1 : 0;
+  }
+  if (answered < need()) {
+    auto why = first_error(answers);
+    throw RedisError(RedisErrorKind::quorum,
+                     fmt::format("answered by {}{}", count_phrase(answered), why ? "; " + std::string(why->what()) : ""));
+  }
+  std::vector<LockState> states;
+  for (std::size_t n = 0; n < names.size(); ++n) {
+    LockState combined;
+    combined.name = names[n];
+    combined.type = "none";
+    // The owner that holds it on a majority, if one does.
+    std::map<std::string, int> holders;
+    for (std::size_t i = 0; i < answers.size(); ++i) {
+      NodeView view{m_masters[i].display(), nullptr, {}};
+      if (answers[i].value) {
+        const auto& state = (*answers[i].value)[n];
+        view.state = std::make_shared<const LockState>(state);
+        if (state.held() && state.owners.size() == 1) {
+          ++holders[state.owners.front().first];
+        } else if (state.held()) {
+          ++holders[""]; // a foreign key, or several owners (a read lock): nobody's majority
+        }
+      } else {
+        view.error = answers[i].error->what();
+      }
+      combined.nodes.push_back(std::move(view));
+    }
+    for (const auto& [owner, count] : holders) {
+      if (count >= need() && !owner.empty()) {
+        for (const auto& view : combined.nodes) {
+          if (view.state && view.state->held() && view.state->owners.front().first == owner) {
+            if (combined.type == "none") {
+              auto nodes = std::move(combined.nodes);
+              combined = *view.state;
+              combined.nodes = std::move(nodes);
+            } else if (view.state->ttl.count() >= 0 && view.state->ttl < combined.ttl) {
+              combined.ttl = view.state->ttl; // the shortest lease of the majority
+            }
+            // The token is the largest counter of the majority (written back to it).
+            if (combined.record && view.state->record && view.state->record->fence &&
+                (!combined.record->fence || *view.state->record->fence > *combined.record->fence)) {
+              combined.record->fence = view.state->record->fence;
+            }
+          }
+        }
+        break;
+      }
+    }
+    states.push_back(std::move(combined));
+  }
+  return states;
+}
+
+std::vector<LockState> RedlockStore::find_locks(const std::string& pattern) {
+  auto answers = ask_all<std::vector<LockState>>(
+      m_nodes, [&](redis::Client& node) { return lock::find_locks(node, pattern); });
+  std::vector<std::string> names;
+  for (const auto& answer : answers) {
+    if (answer.value) {
+      for (const auto& state : *answer.value) {
+        names.push_back(state.name);
+      }
+    }
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return inspect(names);
+}
+
+} // namespace
+
+redis::Timeouts per_node_timeouts(redis::Timeouts given, Millis ttl) {
+  Millis bound = std::max(Millis(50), ttl / 10);
+  return {std::min(given.connect, bound), std::min(given.io, bound)};
+}
+
+std::unique_ptr<Store> make_redlock(const std::vector<redis::Endpoint>& masters, redis::Timeouts timeouts) {
+  return std::make_unique<RedlockStore>(masters, timeouts);
+}
+
+} // namespace rlock::lock

@@ -1,0 +1,49 @@
+#include <rlock/lock/redlock.hpp>
+#include <rlock/lock/store.hpp>
+
+namespace rlock::lock {
+
+namespace {
+
+// One deployment behind one redis::Client.
+class SingleStore final : public Store {
+public:
+  explicit SingleStore(redis::Client client) : m_client(std::move(client)) {}
+
+  std::unique_ptr<Store> fresh() const override { return std::make_unique<SingleStore>(m_client.fresh()); }
+  AcquireResult acquire(const AcquireRequest& request, SignalFd* signals, const BusyCallback& on_busy) override {
+    return lock::acquire(m_client, request, signals, on_busy);
+  }
+  ReleaseResult release(const LockKeys& keys, const std::string& owner, bool all) override {
+    return lock::release(m_client, keys, owner, all, new_op_id());
+  }
+  RenewResult renew(const LockKeys& keys, const std::string& owner, Millis lease, redis::RetryPolicy::Mode mode,
+                    const redis::SyncReplicas& sync) override {
+    return lock::renew(m_client, keys, owner, lease, mode, sync);
+  }
+  std::optional<std::string> force_unlock(const LockKeys& keys) override {
+    return lock::force_unlock(m_client, keys);
+  }
+  std::vector<LockState> inspect(const std::vector<std::string>& names) override {
+    return lock::inspect(m_client, names);
+  }
+  std::vector<LockState> find_locks(const std::string& pattern) override {
+    return lock::find_locks(m_client, pattern);
+  }
+  void refresh() override { m_client.refresh(); }
+  std::string describe() const override { return m_client.describe(); }
+
+private:
+  redis::Client m_client;
+};
+
+} // namespace
+
+std::unique_ptr<Store> make_store(const std::vector<redis::Endpoint>& endpoints, redis::Timeouts timeouts) {
+  if (endpoints.size() == 1) {
+    return std::make_unique<SingleStore>(redis::Client(endpoints.front(), timeouts));
+  }
+  return make_redlock(endpoints, timeouts);
+}
+
+} // namespace rlock::lock

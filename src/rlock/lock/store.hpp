@@ -1,0 +1,45 @@
+#pragma once
+
+#include <rlock/core/signals.hpp>
+#include <rlock/lock/lock.hpp>
+#include <rlock/lock/waiter.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rlock::lock {
+
+// Where locks live, as the commands and `run` see it: one deployment (a
+// standalone server, a Cluster or a Sentinel primary: one redis::Client), or a
+// Redlock quorum over several independent masters. Both give the same typed
+// results; the quorum adds each node's view.
+class Store {
+public:
+  virtual ~Store() = default;
+
+  // The same store for another thread (the renewal thread): no connections,
+  // what this one learnt of the topology.
+  virtual std::unique_ptr<Store> fresh() const = 0;
+
+  // Takes the lock, waiting as request.wait says (interruptible by `signals`).
+  virtual AcquireResult acquire(const AcquireRequest& request, SignalFd* signals, const BusyCallback& on_busy) = 0;
+  virtual ReleaseResult release(const LockKeys& keys, const std::string& owner, bool all) = 0;
+  // Throws RedisError when the renewal cannot be confirmed (not lost, not done).
+  virtual RenewResult renew(const LockKeys& keys, const std::string& owner, Millis lease,
+                            redis::RetryPolicy::Mode mode, const redis::SyncReplicas& sync) = 0;
+  virtual std::optional<std::string> force_unlock(const LockKeys& keys) = 0;
+  virtual std::vector<LockState> inspect(const std::vector<std::string>& names) = 0;
+  virtual std::vector<LockState> find_locks(const std::string& pattern) = 0;
+  // Follows a failover the old primary has not noticed (Sentinel); see Client::refresh.
+  virtual void refresh() = 0;
+  // For messages: the URL(s), never a password.
+  virtual std::string describe() const = 0;
+};
+
+// The store for `urls` (already parsed into endpoints): one deployment, or a
+// Redlock quorum when there are several.
+std::unique_ptr<Store> make_store(const std::vector<redis::Endpoint>& endpoints, redis::Timeouts timeouts);
+
+} // namespace rlock::lock
