@@ -2,7 +2,7 @@
 # The small command-line defects of the hardening issue (defect 10), each as
 # the contract now states it: a NAME starting with '-' for run, -w 0 tries
 # once, strict durations, a run lease of at least 500ms, several hosts in one
-# URL refused until Redlock exists, and an unknown command named as such.
+# URL refused (several URLs are a Redlock), and an unknown command named as such.
 . "$(dirname "$0")/lib.sh"
 start_redis
 
@@ -52,13 +52,13 @@ expect_rc 0 "run --ttl 500ms is accepted"
 r acquire SHORTACQ --ttl 100ms
 expect_rc 0 "acquire --ttl 100ms is fine (no renewal involved)"
 
-# --- several hosts: 64 until Redlock exists
+# --- several hosts in one URL: 64, saying how to name several masters (Redlock)
 r -u "redis://127.0.0.1:$REDIS_PORT,127.0.0.1:1" status
 expect_rc 64 "-u redis://h1:p1,h2:p2"
-check "... says several masters are not supported yet" grep -q "not supported yet" <<<"$ERR"
+check "... says to give several URLs" grep -q "give several URLs" <<<"$ERR"
 check "... one line" one_err_line
-RLOCK_URL="redis://127.0.0.1:$REDIS_PORT,redis://127.0.0.1:1" r status
-expect_rc 64 "RLOCK_URL with two URLs"
+RLOCK_URL="redis://127.0.0.1:$REDIS_PORT,redis://127.0.0.1:1" r status X
+expect_rc 69 "RLOCK_URL with two URLs is a Redlock of 2: one down leaves no majority"
 
 # --- an unknown command is named, not the URL before it
 r -u "redis://127.0.0.1:$REDIS_PORT" frobnicate

@@ -55,8 +55,7 @@ usage "bad URL db" -- -u redis://127.0.0.1:6379/abc acquire X
 usage "relative unix path" -- -u unix://relative.sock acquire X
 usage "rediss:// (not supported yet)" --has "not supported yet" -- -u rediss://127.0.0.1:6380 acquire X
 usage "redis-sentinel:// without a master name" --has "missing master name" -- -u redis-sentinel://h:26379 acquire X
-usage "two URLs (Redlock, not supported yet)" --has "not supported yet" -- -u "$RLOCK_URL" -u "redis://127.0.0.1:1" acquire X
-RLOCK_URL="$RLOCK_URL,redis://127.0.0.1:1" usage "two URLs in RLOCK_URL" --has "not supported yet" -- acquire X
+usage "a bad URL among several" --has "bad port" -- -u "$RLOCK_URL" -u "redis://127.0.0.1:x" acquire X
 RLOCK_URL=http://x usage "bad RLOCK_URL" --has http://x -- acquire X
 usage "release without owner" --has owner -- release X
 usage "renew without owner" --has owner -- renew X

@@ -73,7 +73,6 @@ TEST_CASE("usage errors") {
   usage_error({"run", "L", "true"});
   usage_error({"run", "L", "--"});
   usage_error({"run", "L", "--on-lost", "maybe", "--", "true"});
-  usage_error({"-u", "redis://a:1", "-u", "redis://b:1", "status"});
   usage_error({"--tls-ca-file", "x", "status"});
   usage_error({"-q", "-v", "status"});
   usage_error({"-E", "300", "acquire", "L"});

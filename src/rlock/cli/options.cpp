@@ -84,8 +84,9 @@ std::unique_ptr<App> make_app() {
 
   app.add_option("-u,--url", raw.urls,
                  "Redis URL: redis://[[user]:password@]host[:port][/db] (a server, or any Cluster node), "
-                 "redis-sentinel://[[user]:password@]host[:port][,...]/MASTER[/db] or unix:///path[?db=N] "
-                 "(env RLOCK_URL, REDIS_URL; default redis://127.0.0.1:6379)")
+                 "redis-sentinel://[[user]:password@]host[:port][,...]/MASTER[/db] or unix:///path[?db=N]; "
+                 "several: one Redlock over independent masters "
+                 "(env RLOCK_URL, comma-separated; REDIS_URL; default redis://127.0.0.1:6379)")
       ->type_name("URL");
   app.add_option("--password-file", raw.password_file,
                  "Read the password from FILE (env RLOCK_PASSWORD, REDISCLI_AUTH)")

@@ -141,7 +141,8 @@ Endpoint parse_tcp(std::string_view rest, std::string_view url) {
   }
   authority = take_userinfo(authority, ep, url);
   if (authority.find(',') != std::string_view::npos) {
-    throw bad_url(url, "one URL names one server; several masters (Redlock) are not supported yet");
+    throw bad_url(url, "one URL names one server; for a Redlock over several masters give several URLs "
+                       "(-u URL -u URL, or RLOCK_URL=URL,URL)");
   }
   auto node = parse_host_port(authority, 6379, url);
   ep.host = node.host;
