@@ -130,15 +130,17 @@ private:
   std::optional<AcquireRequest> m_holder;
 };
 
-// Releases what a failed round may have taken: on every master for a token
-// made by this process (nobody else has it: releasing it where it is not is a
-// no-op), only where it was granted for a given token (a re-entry: elsewhere
-// the level may be an older one of ours).
+// Releases what a failed round may have taken: where it was granted, and, for
+// a token made by this process (nobody else has it: releasing it where it is
+// not is a no-op), where the answer was lost (it may have been applied). For a
+// given token only where granted: elsewhere the level may be an older one of
+// ours (a re-entry). A master that answered "busy" took nothing.
 void RedlockStore::undo(const AcquireRequest& request, const std::vector<Answer<AcquireResult>>& answers) {
   const auto op_id = new_op_id();
   fan_out(m_nodes.size(), [&](std::size_t i) {
     bool granted = answers[i].value && answers[i].value->acquired;
-    if (!granted && !request.own_token) {
+    bool unknown = !answers[i].value;
+    if (!granted && !(unknown && request.own_token)) {
       return;
     }
     try {
