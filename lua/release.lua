@@ -12,6 +12,11 @@
 --
 -- KEYS[1] lock name   KEYS[2] release channel
 -- KEYS[3] this request's latch: redisson_unlock_latch:{NAME}:OP (NAME's hash slot)
+-- KEYS[4] (optional) an acquisition's latch, rlock_acquire_latch:{NAME}:OP: undo
+--         that acquisition only, i.e. release one level only if the latch says
+--         it was applied (acquired or re-entered), and drop the latch; otherwise
+--         answer {-1} and change nothing (Redlock undoing a round whose answer
+--         from this master was lost)
 -- ARGV[1] owner token
 -- ARGV[2] '1' to release every level, '0' for one
 -- ARGV[3] 'PUBLISH', or 'SPUBLISH' in Redis Cluster 7+
@@ -37,6 +42,15 @@ end
 local stored = tonumber(redis.call('GET', latch))
 if stored then
   return {stored}
+end
+
+if KEYS[4] then
+  local acquired = redis.call('GET', KEYS[4])
+  local code = acquired and string.match(acquired, '^(%d) ')
+  if code ~= '1' and code ~= '2' then
+    return {-1}
+  end
+  redis.call('DEL', KEYS[4])
 end
 
 local kind = redis.call('TYPE', name)['ok']

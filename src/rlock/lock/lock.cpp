@@ -190,11 +190,14 @@ AcquireResult try_acquire(redis::Client& client, const AcquireRequest& request, 
 }
 
 ReleaseResult release(redis::Client& client, const LockKeys& keys, const std::string& owner, bool all,
-                      const std::string& op_id) {
+                      const std::string& op_id, const std::string& only_if_acquired_by) {
   auto scope = one_shot(client, true);
   const std::string publish = client.publish_command();
-  auto reply = run_script(client, scope, scripts::release,
-                          {keys.name, keys.channel, latch_key(keys.unlock_latch, op_id)},
+  std::vector<std::string> script_keys{keys.name, keys.channel, latch_key(keys.unlock_latch, op_id)};
+  if (!only_if_acquired_by.empty()) {
+    script_keys.push_back(latch_key(keys.acquire_latch, only_if_acquired_by));
+  }
+  auto reply = run_script(client, scope, scripts::release, script_keys,
                           {owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime())})
                    .reply;
   long long code = element(reply, 0).as_integer();

@@ -90,8 +90,11 @@ struct ReleaseResult {
 // lock. Applied once per `op_id`: the first application leaves a latch key
 // (redisson_unlock_latch:{NAME}:OP, as Redisson's unlock does) holding its
 // answer, and a resend gets that answer unchanged, for any lock layout.
+// `only_if_acquired_by`: the op id of an acquisition whose answer was lost;
+// one level is released only if that acquisition was applied (its latch says
+// so), else nothing changes and the answer is `missing`.
 ReleaseResult release(redis::Client& client, const LockKeys& keys, const std::string& owner, bool all,
-                      const std::string& op_id);
+                      const std::string& op_id, const std::string& only_if_acquired_by = {});
 
 struct RenewResult {
   OwnerCheck check = OwnerCheck::ok;

@@ -120,7 +120,8 @@ private:
     return fmt::format("{} of {} masters (a majority is {})", yes, m_nodes.size(), need());
   }
   AcquireResult round(const AcquireRequest& request);
-  void undo(const AcquireRequest& request, const std::vector<Answer<AcquireResult>>& answers);
+  void undo(const AcquireRequest& request, const std::string& round_op,
+            const std::vector<Answer<AcquireResult>>& answers);
 
   std::vector<redis::Endpoint> m_masters;
   redis::Timeouts m_timeouts;
@@ -130,21 +131,24 @@ private:
   std::optional<AcquireRequest> m_holder;
 };
 
-// Releases what a failed round may have taken: where it was granted, and, for
-// a token made by this process (nobody else has it: releasing it where it is
-// not is a no-op), where the answer was lost (it may have been applied). For a
-// given token only where granted: elsewhere the level may be an older one of
-// ours (a re-entry). A master that answered "busy" took nothing.
-void RedlockStore::undo(const AcquireRequest& request, const std::vector<Answer<AcquireResult>>& answers) {
+// Releases what a failed round took: one level where it was granted, and where
+// the answer was lost (the master may have applied it, e.g. answering too
+// late): for a token made by this process a plain release (nobody else has
+// it: where it is not, nothing happens), for a given token (a re-entry: a
+// level there may be an older one of ours) only if that master's latch of
+// this round says it was applied. A master that answered "busy" took nothing.
+void RedlockStore::undo(const AcquireRequest& request, const std::string& round_op,
+                        const std::vector<Answer<AcquireResult>>& answers) {
   const auto op_id = new_op_id();
   fan_out(m_nodes.size(), [&](std::size_t i) {
     bool granted = answers[i].value && answers[i].value->acquired;
     bool unknown = !answers[i].value;
-    if (!granted && !(unknown && request.own_token)) {
+    if (!granted && !unknown) {
       return;
     }
     try {
-      lock::release(m_nodes[i], request.keys, request.owner, false, op_id);
+      lock::release(m_nodes[i], request.keys, request.owner, false, op_id,
+                    unknown && !request.own_token ? round_op : std::string());
     } catch (const std::exception& e) {
       log::debug("{}: undoing the acquisition: {}", m_masters[i].display(), e.what());
     }
@@ -198,7 +202,8 @@ AcquireResult RedlockStore::round(const AcquireRequest& request) {
     fan_out(granted.size(), [&](std::size_t k) {
       auto i = granted[k];
       try {
-        auto reply = m_nodes[i].eval(scripts::fence_raise, {request.keys.fence_key}, {std::to_string(fence)});
+        auto reply = m_nodes[i].eval(scripts::fence_raise, {request.keys.fence_key, request.keys.name},
+                                     {std::to_string(fence), request.owner});
         raised[i] = reply.reply.as_integer() >= fence ? 1 : 0;
       } catch (const std::exception& e) {
         log::debug("{}: raising the fencing counter: {}", m_masters[i].display(), e.what());
@@ -229,7 +234,7 @@ AcquireResult RedlockStore::round(const AcquireRequest& request) {
     m_holder = request;
     return result;
   }
-  undo(request, answers);
+  undo(request, op_id, answers);
   if (verdict.kind == AcquireVerdict::Kind::busy) {
     return result;
   }
@@ -275,9 +280,10 @@ AcquireResult RedlockStore::acquire(const AcquireRequest& request, SignalFd* sig
     // Next round: at a release message from any master, when the first
     // holder's lease ends, or after a short random delay when masters did not
     // answer (Redlock's retry); never past the deadline.
-    TimePoint wake = failed || result.holder.ttl.count() < 0
-                         ? now + random_between(Millis(50), Millis(250))
-                         : now + result.holder.ttl + random_between(Millis(1), Millis(50));
+    // A holder without a lease (a foreign key) is looked at again each second.
+    TimePoint wake = failed                           ? now + random_between(Millis(50), Millis(250))
+                     : result.holder.ttl.count() < 0 ? now + Millis(1000) + random_between(Millis(1), Millis(50))
+                                                     : now + result.holder.ttl + random_between(Millis(1), Millis(50));
     wake = std::min(wake, deadline);
     if (subs.empty()) {
       for (auto& node : m_nodes) {
@@ -294,32 +300,52 @@ AcquireResult RedlockStore::acquire(const AcquireRequest& request, SignalFd* sig
     if (on_busy && !failed) {
       on_busy(result.holder, std::chrono::duration_cast<Millis>(deadline - now));
     }
-    // Wait; every reply on a subscription (its confirmation, a message) ends it.
+    // Wait for a release message. A release goes to every master at once, so
+    // the others' messages follow within moments: a round started at the first
+    // one could find the lock still there on some masters and end up with a
+    // bare majority. So the round starts once every master listened to has
+    // announced it, or k_announce_wait after the first did.
+    constexpr Millis k_announce_wait{20};
     std::vector<pollfd> fds;
     for (auto& sub : subs) {
       fds.push_back({sub.connected() ? sub.fd() : -1, POLLIN, 0});
     }
     fds.push_back({signals ? signals->fd() : -1, POLLIN, 0});
-    bool woken = false;
-    while (!woken && Clock::now() < wake) {
-      if (::poll(fds.data(), fds.size(), poll_timeout_ms(wake)) <= 0) {
+    std::vector<bool> announced(subs.size(), false);
+    auto all_announced = [&] {
+      for (std::size_t i = 0; i < subs.size(); ++i) {
+        if (!announced[i] && fds[i].fd >= 0) {
+          return false;
+        }
+      }
+      return true;
+    };
+    std::optional<TimePoint> first_message;
+    while (Clock::now() < wake) {
+      if (first_message && (all_announced() || Clock::now() >= *first_message + k_announce_wait)) {
+        break;
+      }
+      TimePoint until = first_message ? std::min(wake, *first_message + k_announce_wait) : wake;
+      if (::poll(fds.data(), fds.size(), poll_timeout_ms(until)) <= 0) {
         continue;
       }
       if (signals != nullptr && (fds.back().revents & POLLIN)) {
         throw_if_interrupted(*signals);
       }
       for (std::size_t i = 0; i < subs.size(); ++i) {
-        if (fds[i].revents == 0) {
+        if (fds[i].fd < 0 || fds[i].revents == 0) {
           continue;
         }
         try {
           // Readable: a reply has begun (the rest within 100 ms), then what is buffered.
           redis::Reply message;
-          for (auto until = Clock::now() + Millis(100); subs[i].read(message, until); until = Clock::now()) {
+          for (auto until_read = Clock::now() + Millis(100); subs[i].read(message, until_read);
+               until_read = Clock::now()) {
             if (message.is_array() && !message.elements.empty() &&
                 message.elements[0].type == redis::Reply::Type::string &&
                 (message.elements[0].str == "message" || message.elements[0].str == "smessage")) {
-              woken = true;
+              announced[i] = true;
+              first_message = first_message.value_or(Clock::now());
             }
             if (!subs[i].has_buffered_reply()) {
               break;
