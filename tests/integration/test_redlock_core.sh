@@ -99,11 +99,11 @@ r "${TO[@]}" force-unlock C
 expect_rc 1 "force-unlock C again: nothing to remove"
 
 # 5 masters all up
-r -u "$U5" "${TO[@]}" acquire A5 --ttl 30s
+RLOCK_URL=$U5 r "${TO[@]}" acquire A5 --ttl 30s
 expect_rc 0 "5 masters up: acquire A5"
 OWN5=$OUT
 check "A5 is on all 5 nodes" held_everywhere A5 "$OWN5" "${M5[@]}"
-r -u "$U5" "${TO[@]}" release A5 --owner "$OWN5"
+RLOCK_URL=$U5 r "${TO[@]}" release A5 --owner "$OWN5"
 expect_rc 0 "release A5"
 check "A5 is gone from all 5 nodes" test -z "$(nodes_with_key A5 "${M5[@]}" | tr -d ' ')"
 
@@ -132,16 +132,16 @@ check "D is gone from the live nodes" test -z "$(nodes_with_key D 0 1 | tr -d ' 
 
 # two of 5 down, then three of 5
 stop_master "${M5[3]}"; stop_master "${M5[4]}"
-r -u "$U5" "${TO[@]}" acquire D5 --ttl 30s
+RLOCK_URL=$U5 r "${TO[@]}" acquire D5 --ttl 30s
 expect_rc 0 "two of 5 down: acquire D5"
 OWND5=$OUT
 check "D5 is on the 3 live nodes" held_everywhere D5 "$OWND5" "${M5[0]}" "${M5[1]}" "${M5[2]}"
-r -u "$U5" "${TO[@]}" release D5 --owner "$OWND5"
+RLOCK_URL=$U5 r "${TO[@]}" release D5 --owner "$OWND5"
 expect_rc 0 "two of 5 down: release D5"
 check "D5 is gone from the live nodes" test -z "$(nodes_with_key D5 "${M5[0]}" "${M5[1]}" "${M5[2]}" | tr -d ' ')"
 stop_master "${M5[2]}"
 t0=$(ms)
-r -u "$U5" "${TO[@]}" acquire E5 --ttl 10s --owner mine5
+RLOCK_URL=$U5 r "${TO[@]}" acquire E5 --ttl 10s --owner mine5
 d=$(( $(ms) - t0 ))
 expect_rc 69 "three of 5 down: acquire E5"
 check "three of 5 down: fails within the per-node timeout (${d}ms < 2000, TTL 10s)" test "$d" -lt 2000

@@ -116,7 +116,9 @@ for i in 0 1 2; do mcli "$i" CONFIG SET requirepass s3cret >/dev/null; done
 PW_URLS=$(for i in 0 1 2; do printf 'redis://:s3cret@127.0.0.1:%s,' "${MASTER_PORTS[$i]}"; done)
 PW_URLS=${PW_URLS%,}
 T=$TEST_TMP/pw
-bg "$T" -u "$PW_URLS" "${TO[@]}" run PW --ttl 3s -- sh -c 'env | grep "^RLOCK_" >"$1.env"' sh "$T"
+BG_ENV=(RLOCK_URL="$PW_URLS")
+bg "$T" "${TO[@]}" run PW --ttl 3s -- sh -c 'env | grep "^RLOCK_" >"$1.env"' sh "$T"
+BG_ENV=()
 check "the run with passwords ends" wait_until 5 bg_done "$T"
 check "exit 0 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 0
 u=$(envval "$T.env" RLOCK_URL)
