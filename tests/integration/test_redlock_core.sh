@@ -22,6 +22,8 @@ isnum() { [[ ${1:-} =~ ^-?[0-9]+$ ]]; }
 # gt A B / inrange V LO HI: numeric comparisons that fail (quietly) on a non-number.
 gt() { isnum "$1" && isnum "$2" && [ "$1" -gt "$2" ]; }
 inrange() { isnum "$1" && between "$1" "$2" "$3"; }
+# same N A B: N is a number and A = B (for "the fence N is on every node").
+same() { isnum "$1" && [ "$2" = "$3" ]; }
 # hget_each NAME FIELD I...: FIELD of hash NAME on each master, space-separated.
 hget_each() { local n=$1 f=$2 i; shift 2; for i in "$@"; do printf '%s ' "$(mcli "$i" HGET "$n" "$f")"; done; echo; }
 # index_of_port PORT: the master index with that port.
@@ -168,6 +170,9 @@ expect_rc 69 "two of 3 down: release F (only 1 of 3 answered)"
 # frozen nodes (SIGSTOP: connections accepted, nothing answered): the per-node
 # timeout, not the TTL, bounds the attempt
 restart_master_empty 1; restart_master_empty 2
+# (one acquisition first, so the restarted servers have the scripts: a frozen
+# server then applies the queued acquire when thawed, not a NOSCRIPT)
+r "${TO[@]}" acquire WARM --owner warm && r "${TO[@]}" release WARM --owner warm
 freeze_master 1; freeze_master 2
 t0=$(ms)
 r "${TO[@]}" acquire G --ttl 10s --owner mine
@@ -176,8 +181,10 @@ expect_rc 69 "two of 3 frozen: acquire G"
 check "two of 3 frozen: fails within the per-node timeouts (${d}ms < 2000, TTL 10s)" test "$d" -lt 2000
 check "two of 3 frozen: nothing of ours left on the live node" held_nowhere G mine 0
 thaw_master 1; thaw_master 2
-sleep 0.3
-echo "  after the thaw, G is on: [$(nodes_with_key G)] (queued requests ran late; PTTL $(mcli 1 PTTL G) $(mcli 2 PTTL G))"
+# what they had queued runs now: the acquire, then the owner-checked release
+# rlock owes every node it did not hear from
+check "two of 3 frozen: once thawed, nothing of ours is left on them either" wait_until 1 held_nowhere G mine 1 2
+echo "  after the thaw, G is on: [$(nodes_with_key G)] (PTTL $(mcli 1 PTTL G) $(mcli 2 PTTL G))"
 del_on G; del_on F
 
 # ------------------------------------------------------------------ held by another owner
@@ -244,7 +251,10 @@ urls=$(python3 -c 'import json,sys; print(",".join(sorted(n["url"] for n in json
 check "nodes[].url are the three URLs" test "$urls" = "$(tr , '\n' <<<"$U3" | sort | paste -sd,)"
 FJ=$(jg "$OUT" fence)
 check "fence ($FJ) equals the counter on every node ($(fence_on 0 J) $(fence_on 1 J) $(fence_on 2 J))" \
-  isnum "$FJ" && test "$(fence_on 0 J) $(fence_on 1 J) $(fence_on 2 J)" = "$FJ $FJ $FJ"
+  same "$FJ" "$(fence_on 0 J) $(fence_on 1 J) $(fence_on 2 J)" "$FJ $FJ $FJ"
+metaf=$(for i in "${M3[@]}"; do mcli "$i" HGET J rlock:meta | python3 -c 'import json,sys; print(json.load(sys.stdin).get("fence"))' 2>/dev/null || echo none; done | paste -sd' ')
+check "the holder record (rlock:meta) on every node names the fence ($metaf)" \
+  same "$FJ" "$metaf" "$FJ $FJ $FJ"
 r "${TO[@]}" release J --owner "$(jg "$OUT" owner)"
 
 # ------------------------------------------------------------------ status per node
@@ -297,7 +307,7 @@ r "${TO[@]}" --json acquire FN --ttl 30s
 f=$(jg "$OUT" fence)
 check "node 0 restarted empty: the next fence is higher ($prev -> $f)" gt "$f" "$prev"
 check "node 0 restarted empty: granted on all 3 ($(granted_indices "$OUT"))" test "$(granted_indices "$OUT")" = "0 1 2 "
-check "node 0 restarted empty: its counter is the fence again ($(fence_on 0 FN))" isnum "$f" && test "$(fence_on 0 FN)" = "$f"
+check "node 0 restarted empty: its counter is the fence again ($(fence_on 0 FN))" same "$f" "$(fence_on 0 FN)" "$f"
 r "${TO[@]}" release FN --owner "$(jg "$OUT" owner)"
 prev=$f
 restart_master_empty 1; restart_master_empty 2
@@ -313,11 +323,16 @@ mcli 1 SET 'redisson_lock_token:{Z}' 100 >/dev/null
 mcli 2 SET 'redisson_lock_token:{Z}' 5000000000000 >/dev/null
 r "${TO[@]}" --json acquire Z --ttl 30s
 expect_rc 0 "skewed counters (9e12, 100, 5e12): acquire Z"
-f=$(jg "$OUT" fence); g=$(granted_indices "$OUT")
+f=$(jg "$OUT" fence); g=$(granted_indices "$OUT"); OWNZ=$(jg "$OUT" owner)
 check "skewed: the fence ($f) exceeds every granting node's counter (granted: $g)" gt "$f" 9000000000000
 back=1; for i in $g; do [ "$(fence_on "$i" Z)" = "$f" ] || back=0; done
 check "skewed: each granting node's counter now equals the fence ($(fence_on 0 Z) $(fence_on 1 Z) $(fence_on 2 Z))" test "$back" = 1 -a -n "$g"
-r "${TO[@]}" release Z --owner "$(jg "$OUT" owner)"
+metaf=$(for i in $g; do mcli "$i" HGET Z rlock:meta | python3 -c 'import json,sys; print(json.load(sys.stdin).get("fence"))' 2>/dev/null || echo none; done | paste -sd' ')
+check "skewed: the holder record (rlock:meta) on each granting node names the fence ($metaf)" \
+  same "$f" "$metaf" "$(for i in $g; do echo "$f"; done | paste -sd' ')"
+r "${TO[@]}" status Z
+check "skewed: status Z shows one fence, $f, for every node" eval '[ "$(grep -o "fence [0-9]*" <<<"$OUT" | sort -u)" = "fence $f" ]'
+r "${TO[@]}" release Z --owner "$OWNZ"
 prev=$f
 r "${TO[@]}" --json acquire Z --ttl 30s
 f=$(jg "$OUT" fence)
@@ -333,7 +348,7 @@ expect_rc 0 "skewed, largest counter on a busy node: acquire Z2 (2 of 3)"
 f=$(jg "$OUT" fence); g=$(granted_indices "$OUT")
 check "skewed/busy: granted by 1 and 2 ($g)" test "$g" = "1 2 "
 check "skewed/busy: the fence ($f) exceeds both granting counters (100, 200)" gt "$f" 200
-check "skewed/busy: written back to 1 and 2 ($(fence_on 1 Z2) $(fence_on 2 Z2))" isnum "$f" && test "$(fence_on 1 Z2) $(fence_on 2 Z2)" = "$f $f"
+check "skewed/busy: written back to 1 and 2 ($(fence_on 1 Z2) $(fence_on 2 Z2))" same "$f" "$(fence_on 1 Z2) $(fence_on 2 Z2)" "$f $f"
 r "${TO[@]}" release Z2 --owner "$(jg "$OUT" owner)"
 mcli 0 DEL Z2 >/dev/null
 prev=$f
