@@ -75,6 +75,30 @@ echo "  R2 on master 0 afterwards: EXISTS $(mcli 0 EXISTS R2)"
 restart_master_empty 1; restart_master_empty 2
 del_on R2
 
+# ------------------------------------------------------------------ a majority says gone / other owner
+T=$TEST_TMP/r4
+bg "$T" "${TO[@]}" run R4 --ttl 3s -- sh -c '
+  echo $$ >"$1.sh.pid"
+  sleep 15
+  date +%s%3N >"$1.cmdend"' sh "$T"
+cmd_pid=$(pid_of "$T.sh.pid")
+check "R4 is held on all three masters" wait_until 3 all_three R4
+sleep 0.3
+t_del=$(ms)
+mcli 1 DEL R4 >/dev/null
+mcli 2 DEL R4 >/dev/null
+foreign_lock 2 R4 other:1 30000
+expect_lost_run "$T" "$cmd_pid" "$t_del" "R4 deleted on master 1 and taken by another owner on master 2"
+check "stopped within the TTL (${LOST_MS}ms in 0..2999)" between "$LOST_MS" 0 2999
+check "the other owner's lock on master 2 is untouched" test "$(mcli 2 HGET R4 other:1)" = 1 -a "$(mcli 2 HLEN R4)" = 1
+check "R4 was not re-created on master 1" test "$(mcli 1 EXISTS R4)" = 0
+del_on R4
+
+# CMD's exit status is the run's
+r "${TO[@]}" run R5 --ttl 3s -- sh -c 'exit 7'
+expect_rc 7 "run -- sh -c 'exit 7': the run exits 7"
+check "R5 is released on every master" test -z "$(nodes_with_key R5 | tr -d ' ')"
+
 # ------------------------------------------------------------------ a master restarted empty
 T=$TEST_TMP/r3
 bg "$T" "${TO[@]}" run R3 --ttl 3s -- sh -c 'sleep 5; date +%s%3N >"$1.cmdend"' sh "$T"
@@ -108,7 +132,9 @@ check "the waiter ends" wait_until 5 bg_done "$T"
 d=$(( $(bg_t "$T") - t_rel ))
 check "the waiter got W (exit $(bg_rc "$T"))" test "$(bg_rc "$T")" = 0
 check "woken within ~1s of the release (${d}ms in 0..999)" between "$d" 0 999
-check "W is the waiter's on every master" held_everywhere W waiter
+n=$(held_on W waiter)
+# (it may have tried a node before the holder's release reached it: a majority is what counts)
+check "W is the waiter's on a majority of the masters ($n of 3)" test "$n" -ge 2
 r "${TO[@]}" release W --owner waiter
 
 # ------------------------------------------------------------------ no passwords in CMD's RLOCK_URL
