@@ -269,3 +269,131 @@ expect_lost_run() {
   check "CMD was stopped before its end" test ! -e "$t.cmdend"
   check "CMD is gone" wait_until 2 dead "$cmd_pid"
 }
+
+# ---------------------------------------------------------------- Redlock
+# Independent standalone masters for Redlock (several URLs). Masters are numbered
+# from 0 in the order started, across calls: MASTER_PORTS[I], MASTER_PID[I].
+# start_masters N: N more masters on free ports, each in $TEST_TMP/master-PORT
+# (started together, then each waited for). Sets MASTER_SET (the indices of these
+# N) and exports REDLOCK_URLS, their comma list redis://127.0.0.1:P1,....
+MASTER_PORTS=()
+MASTER_PID=()
+MASTER_SET=()
+REDLOCK_URLS=
+_master_start() {
+  local i=$1 port=${MASTER_PORTS[$1]}
+  local dir="$TEST_TMP/master-$port"
+  _topo_start "$dir" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir"
+  MASTER_PID[$i]=$TOPO_PID
+}
+start_masters() {
+  local n=$1 k i p
+  MASTER_SET=()
+  for k in $(seq 1 "$n"); do
+    i=${#MASTER_PORTS[@]}
+    p=$(free_port)
+    MASTER_PORTS[$i]=$p
+    MASTER_SET+=("$i")
+    _master_start "$i"
+  done
+  for i in "${MASTER_SET[@]}"; do
+    wait_until 5 _topo_pong "${MASTER_PORTS[$i]}" || topo_die "master $i did not start on port ${MASTER_PORTS[$i]}"
+  done
+  export REDLOCK_URLS
+  REDLOCK_URLS=$(redlock_urls "${MASTER_SET[@]}")
+  echo "  masters ${MASTER_SET[*]}: ports $(for i in "${MASTER_SET[@]}"; do printf '%s ' "${MASTER_PORTS[$i]}"; done)"
+}
+# master_url I: redis://127.0.0.1:PORT of master I.
+master_url() { echo "redis://127.0.0.1:${MASTER_PORTS[$1]}"; }
+# redlock_urls I...: the comma list of those masters' URLs.
+redlock_urls() {
+  local i out=
+  for i in "$@"; do out+="${out:+,}$(master_url "$i")"; done
+  echo "$out"
+}
+# stop_master I: SIGKILL (its port stays free for restart_master_empty).
+stop_master() {
+  local pid=${MASTER_PID[$1]:-}
+  [ -n "$pid" ] || return 0
+  kill -CONT "$pid" 2>/dev/null
+  kill -9 "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  MASTER_PID[$1]=
+}
+# restart_master_empty I: SIGKILL if it runs, then a new server on the same port
+# with no data (no persistence), waited for.
+restart_master_empty() {
+  stop_master "$1"
+  _master_start "$1"
+  wait_until 5 _topo_pong "${MASTER_PORTS[$1]}" || topo_die "master $1 did not restart on port ${MASTER_PORTS[$1]}"
+}
+# freeze_master I / thaw_master I: SIGSTOP / SIGCONT (the kernel still accepts
+# connections; nothing is answered while frozen).
+freeze_master() { kill -STOP "${MASTER_PID[$1]}"; }
+thaw_master() { kill -CONT "${MASTER_PID[$1]}"; }
+# mcli I ARGS...: redis-cli against master I (at most 3s: a frozen one never answers).
+mcli() { local i=$1; shift; timeout 3 redis-cli -h 127.0.0.1 -p "${MASTER_PORTS[$i]}" "$@"; }
+master_up() { [ "$(mcli "$1" PING 2>/dev/null)" = PONG ]; }
+
+# Where a lock is, over a set of masters given as indices (default: MASTER_SET).
+# held_on NAME OWNER I...: how many of them have OWNER's field in the hash NAME.
+held_on() {
+  local name=$1 owner=$2 i n=0; shift 2
+  for i in "${@:-${MASTER_SET[@]}}"; do
+    [ "$(mcli "$i" HEXISTS "$name" "$owner" 2>/dev/null)" = 1 ] && n=$((n + 1))
+  done
+  echo "$n"
+}
+# held_everywhere NAME OWNER I... / held_nowhere NAME OWNER I...: checks of the above.
+held_everywhere() {
+  local name=$1 owner=$2; shift 2
+  local idx=("${@:-${MASTER_SET[@]}}")
+  [ "$(held_on "$name" "$owner" "${idx[@]}")" = "${#idx[@]}" ]
+}
+held_nowhere() { [ "$(held_on "$@")" = 0 ]; }
+# nodes_with_key NAME I...: the indices of the masters where the key NAME exists.
+nodes_with_key() {
+  local name=$1 i; shift
+  for i in "${@:-${MASTER_SET[@]}}"; do
+    [ "$(mcli "$i" EXISTS "$name" 2>/dev/null)" = 1 ] && printf '%s ' "$i"
+  done
+  echo
+}
+# lock_owner_on I NAME: the owner field of the lock NAME on master I (the hash's
+# fields other than rlock:meta; empty if none).
+lock_owner_on() { mcli "$1" HKEYS "$2" 2>/dev/null | grep -vx 'rlock:meta' | head -n1; }
+# fence_on I NAME: the fencing counter redisson_lock_token:{NAME} on master I.
+fence_on() { mcli "$1" GET "redisson_lock_token:{$2}" 2>/dev/null; }
+# foreign_lock I NAME OWNER [PX]: a lock of another owner on master I, made by hand.
+foreign_lock() {
+  mcli "$1" HSET "$2" "$3" 1 >/dev/null
+  mcli "$1" PEXPIRE "$2" "${4:-30000}" >/dev/null
+}
+# del_on NAME I...: DEL NAME on those masters (that are up).
+del_on() { local name=$1 i; shift; for i in "${@:-${MASTER_SET[@]}}"; do mcli "$i" DEL "$name" >/dev/null 2>&1; done; }
+
+# A TCP proxy (tests/chaos/proxy.py) in front of master I, for delays and
+# partitions. proxy_master I: sets PROXY_PORT_OF[I], PROXY_CTL_OF[I]; the mode
+# starts as pass. proxy_url I: its redis:// URL. proxy_set I MODE [MS]: pass,
+# delay MS, delay-down MS, delay-up MS, silent, blackhole, drop.
+declare -gA PROXY_PORT_OF=() PROXY_CTL_OF=()
+proxy_master() {
+  local i=$1 f="$TEST_TMP/proxy-$1"
+  local script
+  script="$(cd "$(dirname "${BASH_SOURCE[0]}")/../chaos" && pwd)/proxy.py"
+  echo pass >"$f.ctl"
+  rm -f "$f.port"
+  python3 "$script" --target-port "${MASTER_PORTS[$i]}" --port-file "$f.port" --ctl "$f.ctl" \
+    --log "$f.log" --max-seconds 300 &
+  _pids+=($!)
+  echo $! >>"$TEST_TMP/proxies.pid"
+  wait_until 5 test -s "$f.port" || topo_die "the proxy for master $i did not start"
+  PROXY_PORT_OF[$i]=$(cat "$f.port")
+  PROXY_CTL_OF[$i]=$f.ctl
+}
+proxy_url() { echo "redis://127.0.0.1:${PROXY_PORT_OF[$1]}"; }
+proxy_set() {
+  local i=$1; shift
+  echo "$*" >"${PROXY_CTL_OF[$i]}.tmp" && mv "${PROXY_CTL_OF[$i]}.tmp" "${PROXY_CTL_OF[$i]}"
+  sleep 0.05 # the proxy looks at its control file every 20ms
+}
