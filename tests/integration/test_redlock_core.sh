@@ -318,9 +318,7 @@ r "${TO[@]}" release FN --owner "$(jg "$OUT" owner)"
 
 # skewed counters: the token exceeds every granting node's counter, and is
 # written back to each of them
-mcli 0 SET 'redisson_lock_token:{Z}' 9000000000000 >/dev/null
-mcli 1 SET 'redisson_lock_token:{Z}' 100 >/dev/null
-mcli 2 SET 'redisson_lock_token:{Z}' 5000000000000 >/dev/null
+set_counters Z 9000000000000 100 5000000000000
 r "${TO[@]}" --json acquire Z --ttl 30s
 expect_rc 0 "skewed counters (9e12, 100, 5e12): acquire Z"
 f=$(jg "$OUT" fence); g=$(granted_indices "$OUT"); OWNZ=$(jg "$OUT" owner)
@@ -339,9 +337,7 @@ f=$(jg "$OUT" fence)
 check "skewed: the next fence is higher still ($prev -> $f)" gt "$f" "$prev"
 r "${TO[@]}" release Z --owner "$(jg "$OUT" owner)"
 # the largest counter sits on a node that does not grant (held by another)
-mcli 0 SET 'redisson_lock_token:{Z2}' 9000000000000 >/dev/null
-mcli 1 SET 'redisson_lock_token:{Z2}' 100 >/dev/null
-mcli 2 SET 'redisson_lock_token:{Z2}' 200 >/dev/null
+set_counters Z2 9000000000000 100 200
 foreign_lock 0 Z2 other:1 30000
 r "${TO[@]}" --json acquire Z2 --ttl 30s
 expect_rc 0 "skewed, largest counter on a busy node: acquire Z2 (2 of 3)"

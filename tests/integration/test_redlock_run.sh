@@ -7,9 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/run_helpers/common.sh"
 . "$(dirname "$0")/topology.sh"
-start_masters 3
-export RLOCK_URL=$REDLOCK_URLS
-TO=(--connect-timeout 500ms --io-timeout 500ms)
+redlock_setup 3
 all_three() { [ "$(nodes_with_key "$1")" = "0 1 2 " ]; }
 envval() { sed -n "s/^$2=//p" "$1" 2>/dev/null | head -n1; }
 
@@ -50,11 +48,8 @@ restart_master_empty 2
 
 # ------------------------------------------------------------------ two masters killed
 T=$TEST_TMP/r2
-bg "$T" "${TO[@]}" run R2 --ttl 3s -- sh -c '
-  echo $$ >"$1.sh.pid"
-  sleep 15
-  date +%s%3N >"$1.cmdend"' sh "$T"
-cmd_pid=$(pid_of "$T.sh.pid")
+bg_long_run "$T" R2
+cmd_pid=$CMD_PID
 check "R2 is held on all three masters" wait_until 3 all_three R2
 # kill right after a renewal (PTTL jumps up on master 0): from then the run has
 # less than the 3s TTL before it must have stopped CMD
@@ -77,11 +72,8 @@ del_on R2
 
 # ------------------------------------------------------------------ a majority says gone / other owner
 T=$TEST_TMP/r4
-bg "$T" "${TO[@]}" run R4 --ttl 3s -- sh -c '
-  echo $$ >"$1.sh.pid"
-  sleep 15
-  date +%s%3N >"$1.cmdend"' sh "$T"
-cmd_pid=$(pid_of "$T.sh.pid")
+bg_long_run "$T" R4
+cmd_pid=$CMD_PID
 check "R4 is held on all three masters" wait_until 3 all_three R4
 sleep 0.3
 t_del=$(ms)

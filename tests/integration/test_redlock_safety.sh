@@ -12,9 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../chaos/chaos_lib.sh"
 . "$(dirname "$0")/topology.sh"
-start_masters 3
-export RLOCK_URL=$REDLOCK_URLS
-TO=(--connect-timeout 500ms --io-timeout 500ms)
+redlock_setup 3
 isnum() { [[ ${1:-} =~ ^-?[0-9]+$ ]]; }
 
 # ------------------------------------------------------------------ (a) witness

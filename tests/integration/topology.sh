@@ -397,3 +397,28 @@ proxy_set() {
   echo "$*" >"${PROXY_CTL_OF[$i]}.tmp" && mv "${PROXY_CTL_OF[$i]}.tmp" "${PROXY_CTL_OF[$i]}"
   sleep 0.05 # the proxy looks at its control file every 20ms
 }
+
+# redlock_setup N: N masters, RLOCK_URL naming them all, TO = short per-node timeouts.
+redlock_setup() {
+  start_masters "$1"
+  export RLOCK_URL=$REDLOCK_URLS
+  TO=(--connect-timeout 500ms --io-timeout 500ms)
+}
+
+# bg_long_run T NAME [run options...]: `run NAME --ttl 3s -- CMD` in the background
+# (bg), CMD a shell that writes its pid to T.sh.pid, sleeps 15 s and marks its
+# natural end in T.cmdend. Sets CMD_PID.
+bg_long_run() {
+  local t=$1 name=$2; shift 2
+  bg "$t" "${TO[@]}" run "$name" --ttl 3s "$@" -- sh -c '
+  echo $$ >"$1.sh.pid"
+  sleep 15
+  date +%s%3N >"$1.cmdend"' sh "$t"
+  CMD_PID=$(pid_of "$t.sh.pid")
+}
+
+# set_counters NAME V0 V1 ...: the fencing counter of NAME on master 0, 1, ...
+set_counters() {
+  local name=$1 i=0 v; shift
+  for v in "$@"; do mcli "$i" SET "redisson_lock_token:{$name}" "$v" >/dev/null; i=$((i + 1)); done
+}
