@@ -223,8 +223,16 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
 
   auto& g = inv.global;
   g.urls = redis::choose_urls(raw.urls, env);
+  std::vector<std::string> masters;
   for (const auto& url : g.urls) {
-    redis::parse_url(url); // throws a usage error for a bad one
+    auto endpoint = redis::parse_url(url); // throws a usage error for a bad one
+    endpoint.user.clear();
+    masters.push_back(endpoint.display());
+  }
+  // A Redlock counts votes per master: the same server twice would be a fake majority.
+  std::sort(masters.begin(), masters.end());
+  if (auto twice = std::adjacent_find(masters.begin(), masters.end()); twice != masters.end()) {
+    throw UsageError(fmt::format("--url: {} is given twice; a Redlock needs independent masters", *twice));
   }
   if (!raw.tls_ca_file.empty() || !raw.tls_cert.empty() || !raw.tls_key.empty() ||
       !raw.tls_server_name.empty() || raw.tls_insecure) {
