@@ -501,7 +501,9 @@ std::vector<LockState> RedlockStore::inspect(const std::vector<std::string>& nam
           ++holders[""]; // a foreign key, or several owners (a read lock): nobody's majority
         }
       } else {
-        view.error = answers[i].error->what();
+        std::string_view error = answers[i].error->what();
+        std::string prefix = view.url + ": "; // ask_all named the master; the view does too
+        view.error = std::string(error.starts_with(prefix) ? error.substr(prefix.size()) : error);
       }
       combined.nodes.push_back(std::move(view));
     }
