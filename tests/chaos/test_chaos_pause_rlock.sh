@@ -24,7 +24,11 @@ one_case() {
   fi
   local witness=$EV_PID
   record started 1 "case $c"
-  bg "$f.w" run -w 20s "$name" -- "$WITNESS" --hold 1.5 --write-every 0.1 --tag w
+  # The new holder holds 3s: long enough that its lock is still there when the
+  # old holder has exited, even when a sanitizer build makes that exit slow
+  # (with 1.5s a slow exit let the new holder finish first: an empty HGET that
+  # said nothing about the old release).
+  bg "$f.w" run -w 20s "$name" -- "$WITNESS" --hold 3 --write-every 0.1 --tag w
   sleep_ms "$(rand_ms 50 500)"
   local supervisor; supervisor=$(pgrep -P "$holder" -x rlock-run)
   kill -STOP "$holder" $supervisor

@@ -218,6 +218,9 @@ void Client::load_slot_map() {
       HostPort master{node[0].str.empty() ? source.host : node[0].str, *port};
       auto found = std::find(masters.begin(), masters.end(), master);
       if (found == masters.end()) {
+        if (masters.size() >= static_cast<std::size_t>(k_cluster_slots)) {
+          throw bad(); // more primaries than slots: not a cluster's map (and an index must fit)
+        }
         masters.push_back(master);
         found = masters.end() - 1;
       }
@@ -310,6 +313,9 @@ EvalReply Client::eval(const Script& script, const std::vector<std::string>& key
         }
         auto found = std::find(m_masters.begin(), m_masters.end(), target);
         if (found == m_masters.end()) {
+          if (m_masters.size() >= static_cast<std::size_t>(k_cluster_slots)) {
+            throw RedisError(RedisErrorKind::protocol, "more cluster nodes named than there are slots");
+          }
           m_masters.push_back(target);
           found = m_masters.end() - 1;
         }
