@@ -77,6 +77,6 @@ TEST_CASE("quorum: per-node timeouts stay well below the lease") {
   CHECK(short_lease.connect == Millis(300));
   CHECK(short_lease.io == Millis(300));
   auto long_lease = per_node_timeouts(given, Millis(60'000));
-  CHECK(long_lease.io == Millis(2000)); // never above what was given
+  CHECK(long_lease.io == Millis(2000));                          // never above what was given
   CHECK(per_node_timeouts(given, Millis(100)).io == Millis(50)); // at least 50 ms
 }

@@ -33,7 +33,8 @@ AcquireVerdict judge_acquire(const Tally& votes, Millis ttl, Millis elapsed) {
   AcquireVerdict verdict;
   verdict.validity = ttl - elapsed - drift_allowance(ttl);
   if (votes.yes >= need) {
-    verdict.kind = verdict.validity > Millis(0) ? AcquireVerdict::Kind::held : AcquireVerdict::Kind::unavailable;
+    verdict.kind =
+        verdict.validity > Millis(0) ? AcquireVerdict::Kind::held : AcquireVerdict::Kind::unavailable;
   } else if (votes.no > votes.nodes() - need) {
     verdict.kind = AcquireVerdict::Kind::busy; // even every other node could not make a majority
   } else {

@@ -41,7 +41,8 @@ template <class T> struct Answer {
 };
 
 // Calls `request(client)` on every master at once.
-template <class T, class F> std::vector<Answer<T>> ask_all(std::vector<redis::Client>& nodes, const F& request) {
+template <class T, class F>
+std::vector<Answer<T>> ask_all(std::vector<redis::Client>& nodes, const F& request) {
   std::vector<Answer<T>> answers(nodes.size());
   fan_out(nodes.size(), [&](std::size_t i) {
     try {
@@ -49,7 +50,8 @@ template <class T, class F> std::vector<Answer<T>> ask_all(std::vector<redis::Cl
     } catch (const RedisError& e) {
       answers[i].error = RedisError(e.kind(), fmt::format("{}: {}", nodes[i].describe(), e.what()));
     } catch (const std::exception& e) {
-      answers[i].error = RedisError(RedisErrorKind::server, fmt::format("{}: {}", nodes[i].describe(), e.what()));
+      answers[i].error =
+          RedisError(RedisErrorKind::server, fmt::format("{}: {}", nodes[i].describe(), e.what()));
     }
   });
   return answers;
@@ -67,14 +69,27 @@ Millis random_between(Millis low, Millis high) {
 }
 
 // The first error of `answers` of kind `kind`, if any.
-template <class T> std::optional<RedisError> first_error(const std::vector<Answer<T>>& answers,
-                                                         std::optional<RedisErrorKind> kind = std::nullopt) {
+template <class T>
+std::optional<RedisError> first_error(const std::vector<Answer<T>>& answers,
+                                      std::optional<RedisErrorKind> kind = std::nullopt) {
   for (const auto& answer : answers) {
     if (answer.error && (!kind || answer.error->kind() == *kind)) {
       return answer.error;
     }
   }
   return std::nullopt;
+}
+
+// The error for a round without a majority: `what` happened, and the first
+// master error seen (which names its master).
+template <class T> RedisError quorum_error(const std::string& what, const std::vector<Answer<T>>& answers) {
+  auto why = first_error(answers);
+  return RedisError(RedisErrorKind::quorum, why ? fmt::format("{}; {}", what, why->what()) : what);
+}
+
+template <class T> int answered(const std::vector<Answer<T>>& answers) {
+  return static_cast<int>(
+      std::count_if(answers.begin(), answers.end(), [](const auto& a) { return a.value.has_value(); }));
 }
 
 class RedlockStore final : public Store {
@@ -92,10 +107,11 @@ public:
     return copy;
   }
 
-  AcquireResult acquire(const AcquireRequest& request, SignalFd* signals, const BusyCallback& on_busy) override;
+  AcquireResult acquire(const AcquireRequest& request, SignalFd* signals,
+                        const BusyCallback& on_busy) override;
   ReleaseResult release(const LockKeys& keys, const std::string& owner, bool all) override;
-  RenewResult renew(const LockKeys& keys, const std::string& owner, Millis lease, redis::RetryPolicy::Mode mode,
-                    const redis::SyncReplicas& sync) override;
+  RenewResult renew(const LockKeys& keys, const std::string& owner, Millis lease,
+                    redis::RetryPolicy::Mode mode, const redis::SyncReplicas& sync) override;
   std::optional<std::string> force_unlock(const LockKeys& keys) override;
   std::vector<LockState> inspect(const std::vector<std::string>& names) override;
   std::vector<LockState> find_locks(const std::string& pattern) override;
@@ -158,8 +174,10 @@ void RedlockStore::undo(const AcquireRequest& request, const std::string& round_
 AcquireResult RedlockStore::round(const AcquireRequest& request) {
   const auto op_id = new_op_id();
   const TimePoint start = Clock::now();
-  redis::RetryScope scope{redis::RetryPolicy(m_timeouts, redis::RetryPolicy::Mode::renewal), !request.own_token,
-                          std::nullopt, {}};
+  redis::RetryScope scope{redis::RetryPolicy(m_timeouts, redis::RetryPolicy::Mode::renewal),
+                          !request.own_token,
+                          std::nullopt,
+                          {}};
   auto answers = ask_all<AcquireResult>(
       m_nodes, [&](redis::Client& node) { return try_acquire(node, request, op_id, scope); });
 
@@ -241,17 +259,17 @@ AcquireResult RedlockStore::round(const AcquireRequest& request) {
   if (auto denied = first_error(answers, RedisErrorKind::auth)) {
     throw *denied;
   }
-  auto why = first_error(answers);
-  throw RedisError(RedisErrorKind::quorum,
-                   tallied.yes >= need()
-                       ? fmt::format("granted by {}, but too late: {} of the {} lease left (elapsed + drift allowance)",
-                                     count_phrase(tallied.yes), format_duration(std::max(Millis(0), verdict.validity)),
-                                     format_duration(request.lease))
-                       : fmt::format("quorum not reached: granted by {}{}", count_phrase(tallied.yes),
-                                     why ? fmt::format("; {}", why->what()) : ""));
+  throw quorum_error(
+      tallied.yes >= need()
+          ? fmt::format("granted by {}, but too late: {} of the {} lease left (elapsed + drift allowance)",
+                        count_phrase(tallied.yes), format_duration(std::max(Millis(0), verdict.validity)),
+                        format_duration(request.lease))
+          : fmt::format("quorum not reached: granted by {}", count_phrase(tallied.yes)),
+      answers);
 }
 
-AcquireResult RedlockStore::acquire(const AcquireRequest& request, SignalFd* signals, const BusyCallback& on_busy) {
+AcquireResult RedlockStore::acquire(const AcquireRequest& request, SignalFd* signals,
+                                    const BusyCallback& on_busy) {
   const TimePoint deadline = Clock::now() + request.wait.value_or(Millis(0));
   // One subscription per master, made when the first round is busy (best
   // effort: a master that cannot be subscribed to is simply not listened to).
@@ -281,9 +299,10 @@ AcquireResult RedlockStore::acquire(const AcquireRequest& request, SignalFd* sig
     // holder's lease ends, or after a short random delay when masters did not
     // answer (Redlock's retry); never past the deadline.
     // A holder without a lease (a foreign key) is looked at again each second.
-    TimePoint wake = failed                           ? now + random_between(Millis(50), Millis(250))
-                     : result.holder.ttl.count() < 0 ? now + Millis(1000) + random_between(Millis(1), Millis(50))
-                                                     : now + result.holder.ttl + random_between(Millis(1), Millis(50));
+    TimePoint wake = failed ? now + random_between(Millis(50), Millis(250))
+                     : result.holder.ttl.count() < 0
+                         ? now + Millis(1000) + random_between(Millis(1), Millis(50))
+                         : now + result.holder.ttl + random_between(Millis(1), Millis(50));
     wake = std::min(wake, deadline);
     if (subs.empty()) {
       for (auto& node : m_nodes) {
@@ -385,10 +404,9 @@ ReleaseResult RedlockStore::release(const LockKeys& keys, const std::string& own
   default:
     break;
   }
-  auto why = first_error(answers);
-  throw RedisError(RedisErrorKind::quorum, fmt::format("released on {}, answered by {}{}", released_any ? "some" : "none",
-                                                       count_phrase(tally(votes).yes),
-                                                       why ? fmt::format("; {}", why->what()) : ""));
+  throw quorum_error(fmt::format("released on {}, answered by {}", released_any ? "some" : "none",
+                                 count_phrase(tally(votes).yes)),
+                     answers);
 }
 
 RenewResult RedlockStore::renew(const LockKeys& keys, const std::string& owner, Millis lease,
@@ -405,7 +423,8 @@ RenewResult RedlockStore::renew(const LockKeys& keys, const std::string& owner, 
       votes.push_back(Vote::unreachable);
     } else if (answer.value->check == OwnerCheck::ok) {
       votes.push_back(Vote::yes);
-      result.lease = result.lease.count() == 0 ? answer.value->lease : std::min(result.lease, answer.value->lease);
+      result.lease =
+          result.lease.count() == 0 ? answer.value->lease : std::min(result.lease, answer.value->lease);
     } else {
       votes.push_back(Vote::no);
       refused = *answer.value;
@@ -425,8 +444,8 @@ RenewResult RedlockStore::renew(const LockKeys& keys, const std::string& owner, 
       again.own_token = true; // ours: finding it there means it is granted
       again.wait.reset();
       again.lease = result.lease.count() > 0 ? result.lease : again.lease;
-      redis::RetryScope scope{redis::RetryPolicy(m_timeouts, redis::RetryPolicy::Mode::renewal), false,
-                              std::nullopt, {}};
+      redis::RetryScope scope{
+          redis::RetryPolicy(m_timeouts, redis::RetryPolicy::Mode::renewal), false, std::nullopt, {}};
       fan_out(emptied.size(), [&](std::size_t k) {
         auto i = emptied[k];
         try {
@@ -445,28 +464,20 @@ RenewResult RedlockStore::renew(const LockKeys& keys, const std::string& owner, 
   default:
     break;
   }
-  auto why = first_error(answers);
-  throw RedisError(RedisErrorKind::quorum, fmt::format("renewed on {}{}", count_phrase(tallied.yes),
-                                                       why ? fmt::format("; {}", why->what()) : ""));
+  throw quorum_error(fmt::format("renewed on {}", count_phrase(tallied.yes)), answers);
 }
 
 std::optional<std::string> RedlockStore::force_unlock(const LockKeys& keys) {
   auto answers = ask_all<std::optional<std::string>>(
       m_nodes, [&](redis::Client& node) { return lock::force_unlock(node, keys); });
   std::optional<std::string> removed;
-  int answered = 0;
   for (const auto& answer : answers) {
-    if (answer.value) {
-      ++answered;
-      if (*answer.value && !removed) {
-        removed = *answer.value;
-      }
+    if (answer.value && *answer.value && !removed) {
+      removed = *answer.value;
     }
   }
-  if (!removed && answered < need()) {
-    auto why = first_error(answers);
-    throw RedisError(RedisErrorKind::quorum,
-                     fmt::format("answered by {}{}", count_phrase(answered), why ? "; " + std::string(why->what()) : ""));
+  if (!removed && answered(answers) < need()) {
+    throw quorum_error(fmt::format("answered by {}", count_phrase(answered(answers))), answers);
   }
   return removed;
 }
@@ -474,14 +485,8 @@ std::optional<std::string> RedlockStore::force_unlock(const LockKeys& keys) {
 std::vector<LockState> RedlockStore::inspect(const std::vector<std::string>& names) {
   auto answers = ask_all<std::vector<LockState>>(
       m_nodes, [&](redis::Client& node) { return lock::inspect(node, names); });
-  int answered = 0;
-  for (const auto& answer : answers) {
-    answered += answer.value ? 1 : 0;
-  }
-  if (answered < need()) {
-    auto why = first_error(answers);
-    throw RedisError(RedisErrorKind::quorum,
-                     fmt::format("answered by {}{}", count_phrase(answered), why ? "; " + std::string(why->what()) : ""));
+  if (answered(answers) < need()) {
+    throw quorum_error(fmt::format("answered by {}", count_phrase(answered(answers))), answers);
   }
   std::vector<LockState> states;
   for (std::size_t n = 0; n < names.size(); ++n) {

@@ -11,14 +11,15 @@ public:
   explicit SingleStore(redis::Client client) : m_client(std::move(client)) {}
 
   std::unique_ptr<Store> fresh() const override { return std::make_unique<SingleStore>(m_client.fresh()); }
-  AcquireResult acquire(const AcquireRequest& request, SignalFd* signals, const BusyCallback& on_busy) override {
+  AcquireResult acquire(const AcquireRequest& request, SignalFd* signals,
+                        const BusyCallback& on_busy) override {
     return lock::acquire(m_client, request, signals, on_busy);
   }
   ReleaseResult release(const LockKeys& keys, const std::string& owner, bool all) override {
     return lock::release(m_client, keys, owner, all, new_op_id());
   }
-  RenewResult renew(const LockKeys& keys, const std::string& owner, Millis lease, redis::RetryPolicy::Mode mode,
-                    const redis::SyncReplicas& sync) override {
+  RenewResult renew(const LockKeys& keys, const std::string& owner, Millis lease,
+                    redis::RetryPolicy::Mode mode, const redis::SyncReplicas& sync) override {
     return lock::renew(m_client, keys, owner, lease, mode, sync);
   }
   std::optional<std::string> force_unlock(const LockKeys& keys) override {

@@ -24,7 +24,8 @@ public:
   virtual std::unique_ptr<Store> fresh() const = 0;
 
   // Takes the lock, waiting as request.wait says (interruptible by `signals`).
-  virtual AcquireResult acquire(const AcquireRequest& request, SignalFd* signals, const BusyCallback& on_busy) = 0;
+  virtual AcquireResult acquire(const AcquireRequest& request, SignalFd* signals,
+                                const BusyCallback& on_busy) = 0;
   virtual ReleaseResult release(const LockKeys& keys, const std::string& owner, bool all) = 0;
   // Throws RedisError when the renewal cannot be confirmed (not lost, not done).
   virtual RenewResult renew(const LockKeys& keys, const std::string& owner, Millis lease,

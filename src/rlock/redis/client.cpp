@@ -36,7 +36,8 @@ HostPort redirect_target(const RedisError& error, const Endpoint& answered) {
   auto space = text.rfind(' ');
   std::string_view address = space == std::string_view::npos ? text : text.substr(space + 1);
   auto colon = address.rfind(':');
-  std::optional<int> port = colon == std::string_view::npos ? std::nullopt : parse_port(address.substr(colon + 1));
+  std::optional<int> port =
+      colon == std::string_view::npos ? std::nullopt : parse_port(address.substr(colon + 1));
   if (!port) {
     throw RedisError(RedisErrorKind::protocol, fmt::format("cannot follow '{}'", printable(text)));
   }
@@ -115,13 +116,15 @@ void Client::resolve_primary() {
   }
   std::string why = "no sentinel was given";
   for (std::size_t i = 0; i < candidates.size(); ++i) {
-    std::unique_ptr<Connection> conn = i == 0 && m_sentinel ? std::move(m_sentinel)
-                                                            : std::make_unique<Connection>(candidates[i], m_timeouts);
+    std::unique_ptr<Connection> conn = i == 0 && m_sentinel
+                                           ? std::move(m_sentinel)
+                                           : std::make_unique<Connection>(candidates[i], m_timeouts);
     for (int login = 0; login < 2; ++login) {
       try {
         auto reply = conn->command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", m_target.master});
         if (reply.is_nil()) {
-          why = fmt::format("sentinel {} does not know a master named {}", conn->describe(), quote(m_target.master));
+          why = fmt::format("sentinel {} does not know a master named {}", conn->describe(),
+                            quote(m_target.master));
           break;
         }
         std::optional<int> port;
@@ -135,8 +138,8 @@ void Client::resolve_primary() {
         }
         HostPort primary{reply.elements[0].str, *port};
         if (m_primary && *m_primary != primary) {
-          log::debug("sentinel {}: master {} moved from {}:{} to {}:{}", conn->describe(), quote(m_target.master),
-                     m_primary->host, m_primary->port, primary.host, primary.port);
+          log::debug("sentinel {}: master {} moved from {}:{} to {}:{}", conn->describe(),
+                     quote(m_target.master), m_primary->host, m_primary->port, primary.host, primary.port);
           m_connections.erase(node_key(m_target.at(*m_primary)));
         }
         m_primary = primary;
@@ -157,7 +160,8 @@ void Client::resolve_primary() {
       }
     }
   }
-  throw RedisError(RedisErrorKind::connect, fmt::format("no primary for {}: {}", quote(m_target.master), why));
+  throw RedisError(RedisErrorKind::connect,
+                   fmt::format("no primary for {}: {}", quote(m_target.master), why));
 }
 
 void Client::refresh() {
@@ -193,8 +197,8 @@ void Client::load_slot_map() {
     std::vector<HostPort> masters;
     std::vector<std::int16_t> slot_master(k_cluster_slots, -1);
     auto bad = [&] {
-      return RedisError(RedisErrorKind::protocol,
-                        fmt::format("{}: unexpected CLUSTER SLOTS reply {}", source.display(), reply.summary()));
+      return RedisError(RedisErrorKind::protocol, fmt::format("{}: unexpected CLUSTER SLOTS reply {}",
+                                                              source.display(), reply.summary()));
     };
     if (!reply.is_array()) {
       throw bad();
@@ -207,8 +211,8 @@ void Client::load_slot_map() {
       long long first = range.elements[0].as_integer();
       long long last_slot = range.elements[1].as_integer();
       const auto& node = range.elements[2].elements;
-      if (first < 0 || last_slot >= k_cluster_slots || first > last_slot || node[0].type != Reply::Type::string ||
-          node[0].str.size() > 255) {
+      if (first < 0 || last_slot >= k_cluster_slots || first > last_slot ||
+          node[0].type != Reply::Type::string || node[0].str.size() > 255) {
         throw bad();
       }
       std::optional<int> port = parse_port(std::to_string(node[1].as_integer()));
@@ -282,7 +286,8 @@ EvalReply Client::eval(const Script& script, const std::vector<std::string>& key
     asked.reset();
     Connection& conn = connection(node);
     try {
-      auto replies = eval_batch(conn, script, evalsha, before, after, sync.count > 0 ? sync.timeout : Millis(0));
+      auto replies =
+          eval_batch(conn, script, evalsha, before, after, sync.count > 0 ? sync.timeout : Millis(0));
       learn_mode(conn);
       EvalReply result{std::move(replies.front()), -1};
       if (sync.count > 0) {
