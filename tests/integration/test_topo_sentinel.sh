@@ -91,7 +91,8 @@ echo "  sentinels switched to $NEW $(( $(ms) - t_fo ))ms after SENTINEL FAILOVER
 t_sw=$(ms); tried=no
 for i in $(seq 1 150); do
   [ -e "$T.cmdend" ] && break
-  echo "$(ms) $(ccli "$NEW" PTTL FO1)" >>"$T.pttl"
+  p=$(ccli "$NEW" PTTL FO1)
+  echo "$(ms) $p" >>"$T.pttl" # stamped after the reply: judged against CMD's end
   if [ $tried = no ] && [ $(( $(ms) - t_sw )) -ge 4500 ]; then
     tried=yes
     r -u "$SENTINEL_URL" acquire FO1 -n --ttl 1s --owner intruder
