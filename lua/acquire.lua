@@ -15,7 +15,9 @@
 --    for ARGV[4] ms; a resend finds it and returns that answer unchanged.
 --
 -- KEYS[1] lock name   KEYS[2] fencing counter   KEYS[3] this request's latch
---         (rlock_acquire_latch:{NAME}:OP; all three in NAME's hash slot)
+--         (rlock_acquire_latch:{NAME}:OP)
+-- KEYS[4] RFairLock's queue (redisson_lock_queue:{NAME})   KEYS[5] its give-up
+--         times (redisson_lock_timeout:{NAME}); all in NAME's hash slot
 -- ARGV[1] owner token          ARGV[2] lease in ms
 -- ARGV[3] '1' the token is the client's own, '0' it was given
 -- ARGV[4] latch lifetime in ms
@@ -28,6 +30,10 @@
 --                                            '' when no owner field can be read; meta
 --                                            the raw 'rlock:meta', '' when longer than
 --                                            8 KiB, false when absent)
+--         {0, holder, pttl, 'hash', meta, mode}  NAME is a Redisson read-write lock
+--                                            (mode 'read' or 'write'): busy for a
+--                                            plain acquire, even with a reader's own
+--                                            token (no re-entry across layouts)
 --         error 'ERR rlock: owner token is empty or reserved'   '' or a token that
 --                 could name a field of the lock's own record ('rlock:...', 'mode'):
 --                 nothing changed
@@ -74,6 +80,26 @@ local function current_fence()
   return tonumber(redis.call('GET', fence_key)) or 0
 end
 
+-- Busy: who holds it. A hash with more than 256 fields is not a lock: no holder
+-- is read from it. `mode`: Redisson's read-write 'mode' value, or nil.
+local function busy(mode)
+  local holder, meta = '', false
+  if redis.call('HLEN', name) <= 256 then
+    for _, field in ipairs(redis.call('HKEYS', name)) do
+      if holder == '' and #field <= 1024 and not reserved(field) then
+        holder = field
+      end
+    end
+    if redis.call('HEXISTS', name, meta_field) == 1 then
+      meta = ''
+      if redis.call('HSTRLEN', name, meta_field) <= 8192 then
+        meta = redis.call('HGET', name, meta_field)
+      end
+    end
+  end
+  return {0, holder, redis.call('PTTL', name), 'hash', meta, mode}
+end
+
 local kind = redis.call('TYPE', name)['ok']
 
 if kind == 'none' then
@@ -104,6 +130,12 @@ if kind ~= 'hash' then
   return {0, '', redis.call('PTTL', name), kind, false}
 end
 
+-- A Redisson read-write lock (its 'mode' field) is never a plain lock, whoever asks.
+local rw_mode = redis.call('HGET', name, 'mode')
+if rw_mode then
+  return busy(#rw_mode <= 16 and rw_mode or '?')
+end
+
 local count = redis.call('HGET', name, owner)
 if count then
   if own_token then
@@ -127,19 +159,4 @@ if count then
   return applied(2, count, current_fence(), current)
 end
 
--- Busy. A hash with more than 256 fields is not a lock: no holder is read from it.
-local holder, meta = '', false
-if redis.call('HLEN', name) <= 256 then
-  for _, field in ipairs(redis.call('HKEYS', name)) do
-    if holder == '' and #field <= 1024 and not reserved(field) then
-      holder = field
-    end
-  end
-  if redis.call('HEXISTS', name, meta_field) == 1 then
-    meta = ''
-    if redis.call('HSTRLEN', name, meta_field) <= 8192 then
-      meta = redis.call('HGET', name, meta_field)
-    end
-  end
-end
-return {0, holder, redis.call('PTTL', name), 'hash', meta}
+return busy(nil)

@@ -12,7 +12,9 @@
 --
 -- KEYS[1] lock name   KEYS[2] release channel
 -- KEYS[3] this request's latch: redisson_unlock_latch:{NAME}:OP (NAME's hash slot)
--- KEYS[4] (optional) an acquisition's latch, rlock_acquire_latch:{NAME}:OP: undo
+-- KEYS[4] RFairLock's queue (redisson_lock_queue:{NAME})   KEYS[5] its give-up
+--         times (redisson_lock_timeout:{NAME})
+-- KEYS[6] (optional) an acquisition's latch, rlock_acquire_latch:{NAME}:OP: undo
 --         that acquisition only, i.e. release one level only if the latch says
 --         it was applied (acquired or re-entered), and drop the latch; otherwise
 --         answer {-1} and change nothing (Redlock undoing a round whose answer
@@ -26,6 +28,8 @@
 --         {-1}           no such lock
 --         {-2, holder}   held by another owner ('' when no owner field can be read)
 --         {-3, type}     the key is not a lock hash (foreign): never touched
+--         {-4, mode}     a Redisson read-write lock (mode 'read'/'write'): not
+--                        released by a plain release, whoever asks
 --         error 'ERR rlock: owner token is empty or reserved'   '' or a token that
 --                 could name a field of the lock's own record ('rlock:...', 'mode'):
 --                 nothing changed
@@ -44,13 +48,13 @@ if stored then
   return {stored}
 end
 
-if KEYS[4] then
-  local acquired = redis.call('GET', KEYS[4])
+if KEYS[6] then
+  local acquired = redis.call('GET', KEYS[6])
   local code = acquired and string.match(acquired, '^(%d) ')
   if code ~= '1' and code ~= '2' then
     return {-1}
   end
-  redis.call('DEL', KEYS[4])
+  redis.call('DEL', KEYS[6])
 end
 
 local kind = redis.call('TYPE', name)['ok']
@@ -59,6 +63,10 @@ if kind == 'none' then
 end
 if kind ~= 'hash' then
   return {-3, kind}
+end
+local rw_mode = redis.call('HGET', name, 'mode')
+if rw_mode then
+  return {-4, #rw_mode <= 16 and rw_mode or '?'}
 end
 
 local count = redis.call('HGET', name, owner)

@@ -14,6 +14,8 @@
 --         {-1}            no such lock (expired, deleted)
 --         {-2, holder}    held by another owner ('' when no owner field can be read)
 --         {-3, type}      the key is not a lock hash
+--         {-4, mode}      a Redisson read-write lock (mode 'read'/'write'): not
+--                         renewed by a plain renew, whoever asks
 --         error 'ERR rlock: owner token is empty or reserved'   '' or a token that
 --                 could name a field of the lock's own record ('rlock:...', 'mode'):
 --                 nothing changed
@@ -32,6 +34,10 @@ if kind == 'none' then
 end
 if kind ~= 'hash' then
   return {-3, kind}
+end
+local rw_mode = redis.call('HGET', name, 'mode')
+if rw_mode then
+  return {-4, #rw_mode <= 16 and rw_mode or '?'}
 end
 local count = redis.call('HGET', name, owner)
 if not count then

@@ -87,7 +87,7 @@ TEST_CASE("a partial or unreadable record renders what it says, never throws") {
 }
 
 TEST_CASE("the busy phrase says what the record says, or that the holder is unknown") {
-  rlock::lock::Holder holder{"tok:1", "hash", Millis(1500), std::nullopt};
+  rlock::lock::Holder holder{"tok:1", "hash", Millis(1500), std::nullopt, ""};
   CHECK(rlock::cli::holder_phrase(holder) == "held by tok:1, 1.5s left");
   holder.record = rlock::lock::parse_holder_record(R"({"host":"h1","pid":42,"command":"x y"})");
   CHECK(rlock::cli::holder_phrase(holder) == R"(held by tok:1 on h1 (pid 42, "x y"), 1.5s left)");

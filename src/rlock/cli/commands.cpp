@@ -6,6 +6,7 @@
 #include <rlock/core/signals.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/lock/redlock.hpp>
+#include <rlock/lock/several.hpp>
 #include <rlock/lock/waiter.hpp>
 #include <rlock/redis/errors.hpp>
 #include <rlock/redis/retry.hpp>
@@ -61,8 +62,8 @@ std::string process_command(pid_t pid) {
 struct Context {
   const Invocation& inv;
   std::unique_ptr<lock::Store> store;
-  lock::LockKeys keys; // of names[0] when the command takes one name
-  std::string label;   // "run \"NAME\" on URL", for messages
+  std::vector<lock::LockKeys> locks; // of each name (acquire, release, renew, force-unlock, run)
+  std::string label;                 // "run \"NAME\" on URL", for messages
 };
 
 namespace {
@@ -72,37 +73,41 @@ constexpr Millis k_default_ttl{30'000};
 // The terminal display while waiting: one line on stderr, rewritten in place.
 class WaitDisplay {
 public:
-  explicit WaitDisplay(std::string name) : m_name(std::move(name)) {}
   ~WaitDisplay() {
     if (m_shown) {
       log::write("\r\033[K");
     }
   }
-  void operator()(const lock::Holder& holder, Millis wait_left) {
-    log::write(fmt::format("\r\033[Krlock: waiting for {} ({} to go): {}", quote(m_name),
+  void operator()(const std::string& name, const lock::Holder& holder, Millis wait_left) {
+    log::write(fmt::format("\r\033[Krlock: waiting for {} ({} to go): {}", quote(name),
                            format_duration(wait_left), holder_phrase(holder)));
     m_shown = true;
   }
 
 private:
-  std::string m_name;
   bool m_shown = false;
 };
 
-[[noreturn]] void busy(const Context& ctx, const lock::AcquireResult& result) {
+[[noreturn]] void busy(const Context& ctx, const lock::Taken& taken) {
   const auto& inv = ctx.inv;
+  const auto& name = ctx.locks[taken.busy].name;
+  const auto& holder = taken.results[taken.busy].holder;
   if (inv.global.json) {
-    print_json({{"name", ctx.keys.name},
-                {"acquired", false},
-                {"holder", result.holder.owner},
-                {"type", result.holder.type},
-                {"ttl_ms", result.holder.ttl.count()},
-                {"holder_info", holder_json(result.holder.record)}});
+    nlohmann::json doc{{"name", name},
+                       {"acquired", false},
+                       {"holder", holder.owner},
+                       {"type", holder.type},
+                       {"ttl_ms", holder.ttl.count()},
+                       {"holder_info", holder_json(holder.record)}};
+    if (!holder.mode.empty()) {
+      doc["held_as"] = holder.mode;
+    }
+    print_json(doc);
   }
   std::string why =
       inv.wait ? fmt::format("still busy after waiting {}", format_duration(*inv.wait)) : std::string("busy");
   throw Error(static_cast<ExitCode>(inv.global.conflict_exit_code),
-              fmt::format("{}: {}", why, holder_phrase(result.holder)));
+              fmt::format("{}{}: {}", ctx.locks.size() > 1 ? quote(name) + " " : "", why, holder_phrase(holder)));
 }
 
 std::string not_held_reason(lock::OwnerCheck check, const std::string& detail) {
@@ -113,37 +118,111 @@ std::string not_held_reason(lock::OwnerCheck check, const std::string& detail) {
     return fmt::format("not held by this owner: held by {}", printable(detail));
   case lock::OwnerCheck::foreign:
     return fmt::format("not a lock: the key is a {}; left untouched", detail);
+  case lock::OwnerCheck::layout:
+    return fmt::format("not held in this mode: it is {}; give its mode ({})", layout_phrase(detail),
+                       detail == "read" ? "-s" : detail == "write" ? "--write" : "--limit N");
   default:
     return "";
   }
 }
 
-// Takes the lock as the invocation asks (waiting, interruptible by `signals`,
+// Takes every lock as the invocation asks (waiting, interruptible by `signals`,
 // with the terminal display), or ends with the conflict exit code.
-lock::AcquireResult acquire_or_busy(Context& ctx, const lock::AcquireRequest& request, SignalFd& signals) {
+std::vector<lock::AcquireResult> acquire_or_busy(Context& ctx, const lock::AcquireRequest& request,
+                                                 SignalFd& signals) {
   bool show = isatty(STDERR_FILENO) && log::g_level != log::Level::quiet;
-  WaitDisplay display(ctx.keys.name);
-  auto result = ctx.store->acquire(request, &signals,
-                              show ? lock::BusyCallback(std::ref(display)) : lock::BusyCallback());
-  if (!result.acquired) {
-    busy(ctx, result);
+  WaitDisplay display;
+  auto taken = lock::acquire_all(*ctx.store, request, ctx.locks, &signals,
+                                 show ? lock::NamedBusyCallback(std::ref(display)) : lock::NamedBusyCallback());
+  if (!taken.acquired) {
+    busy(ctx, taken);
   }
-  return result;
+  return taken.results;
+}
+
+// The lock request of `acquire` and `run` (keys: each of ctx.locks in turn).
+lock::AcquireRequest lock_request(const Context& ctx, lock::HolderInfo info) {
+  const auto& inv = ctx.inv;
+  lock::AcquireRequest request;
+  request.keys = ctx.locks.front();
+  request.mode = inv.mode;
+  request.owner = inv.owner.empty() ? random_owner_token() : inv.owner;
+  request.lease = inv.ttl.value_or(k_default_ttl);
+  request.info = std::move(info);
+  request.wait = inv.wait;
+  request.own_token = inv.owner.empty();
+  request.sync = inv.global.sync_replicas;
+  return request;
+}
+
+// "a, b, c": the names, or the fences, in the order given.
+template <typename Item, typename Fn>
+std::string comma_list(const std::vector<Item>& items, std::string_view separator, Fn&& text) {
+  std::string out;
+  for (const auto& item : items) {
+    out += (out.empty() ? "" : std::string(separator)) + text(item);
+  }
+  return out;
+}
+
+// One JSON object per lock, and a non-zero exit when some lock was not held by
+// this owner (release, renew of several names: each is done independently).
+template <typename Result>
+int per_lock_outcome(const Context& ctx, const std::vector<Result>& results,
+                     const std::vector<std::exception_ptr>& errors, const char* done_key,
+                     const std::function<void(nlohmann::json&, const Result&)>& extra) {
+  const auto& inv = ctx.inv;
+  if (results.size() == 1 && errors.front()) {
+    std::rethrow_exception(errors.front());
+  }
+  nlohmann::json docs = nlohmann::json::array();
+  int failed = -1;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const auto& result = results[i];
+    bool done = !errors[i] && result.check == lock::OwnerCheck::ok;
+    nlohmann::json doc{{"name", ctx.locks[i].name}, {"owner", inv.owner}, {done_key, done}};
+    extra(doc, result);
+    if (errors[i]) {
+      try {
+        std::rethrow_exception(errors[i]);
+      } catch (const std::exception& e) {
+        doc["error"] = e.what();
+      }
+    }
+    docs.push_back(doc);
+    if (failed < 0 && !done) {
+      failed = static_cast<int>(i);
+    }
+  }
+  if (inv.global.json) {
+    print_json(results.size() == 1 ? docs.front() : nlohmann::json{{"locks", docs}});
+  }
+  if (failed < 0) {
+    return 0;
+  }
+  // An error reaching Redis decides the exit over "not held"; the message names the lock.
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (errors[i]) {
+      try {
+        std::rethrow_exception(errors[i]);
+      } catch (const RedisError& e) {
+        throw RedisError(e.kind(), fmt::format("{}: {}", quote(ctx.locks[i].name), e.what()));
+      }
+    }
+  }
+  const auto& result = results[failed];
+  throw Error(ExitCode::not_held,
+              fmt::format("{}{}", results.size() > 1 ? quote(ctx.locks[failed].name) + ": " : "",
+                          not_held_reason(result.check, result.detail)));
 }
 
 int cmd_acquire(Context& ctx) {
   const auto& inv = ctx.inv;
-  lock::AcquireRequest request{ctx.keys,
-                               inv.owner.empty() ? random_owner_token() : inv.owner,
-                               inv.ttl.value_or(k_default_ttl),
-                               lock::HolderInfo{host_name(), getppid(), process_command(getppid())},
-                               inv.wait,
-                               inv.owner.empty(),
-                               inv.global.sync_replicas};
+  auto request = lock_request(ctx, lock::HolderInfo{host_name(), getppid(), process_command(getppid())});
   SignalFd signals({SIGINT, SIGTERM, SIGHUP, SIGQUIT});
-  lock::AcquireResult result;
+  std::vector<lock::AcquireResult> results;
   try {
-    result = acquire_or_busy(ctx, request, signals);
+    results = acquire_or_busy(ctx, request, signals);
   } catch (const RedisError& e) {
     if (redis::outcome_of(e.kind()) != redis::Outcome::unknown) {
       throw;
@@ -160,21 +239,32 @@ int cmd_acquire(Context& ctx) {
                                                  e.what(), request.owner));
   }
   if (inv.global.json) {
-    nlohmann::json doc{{"name", ctx.keys.name},
-                       {"acquired", true},
-                       {"owner", request.owner},
-                       {"reentered", result.reentered},
-                       {"count", result.count},
-                       {"fence", result.fence},
-                       {"ttl_ms", result.lease.count()}};
-    if (result.replicas_acked >= 0) {
-      doc["replicas_acked"] = result.replicas_acked;
+    nlohmann::json docs = nlohmann::json::array();
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      const auto& result = results[i];
+      nlohmann::json doc{{"name", ctx.locks[i].name},
+                         {"acquired", true},
+                         {"owner", request.owner},
+                         {"mode", lock::mode_name(inv.mode.mode)},
+                         {"reentered", result.reentered},
+                         {"count", result.count},
+                         {"fence", result.fence},
+                         {"ttl_ms", result.lease.count()}};
+      if (inv.mode.mode == lock::Mode::limit) {
+        doc["limit"] = inv.mode.limit;
+      }
+      if (result.replicas_acked >= 0) {
+        doc["replicas_acked"] = result.replicas_acked;
+      }
+      if (result.validity) {
+        doc["validity_ms"] = result.validity->count();
+        doc["nodes"] = nodes_json(result.node_answers);
+      }
+      docs.push_back(doc);
     }
-    if (result.validity) {
-      doc["validity_ms"] = result.validity->count();
-      doc["nodes"] = nodes_json(result.node_answers);
-    }
-    print_json(doc);
+    print_json(results.size() == 1
+                   ? docs.front()
+                   : nlohmann::json{{"acquired", true}, {"owner", request.owner}, {"locks", docs}});
   } else {
     fmt::print("{}\n", request.owner);
   }
@@ -183,37 +273,32 @@ int cmd_acquire(Context& ctx) {
 
 int cmd_release(Context& ctx) {
   const auto& inv = ctx.inv;
-  auto result = ctx.store->release(ctx.keys, inv.owner, inv.all);
-  if (inv.global.json) {
-    print_json({{"name", ctx.keys.name},
-                {"owner", inv.owner},
-                {"released", result.check == lock::OwnerCheck::ok},
-                {"remaining", result.remaining}});
-  }
-  if (result.check != lock::OwnerCheck::ok) {
-    throw Error(ExitCode::not_held, not_held_reason(result.check, result.detail));
-  }
-  return 0;
+  auto released = lock::release_all(*ctx.store, ctx.locks, inv.mode.mode, inv.owner, inv.all);
+  return per_lock_outcome<lock::ReleaseResult>(ctx, released.results, released.errors, "released",
+                                               [](nlohmann::json& doc, const lock::ReleaseResult& result) {
+                                                 doc["remaining"] = result.remaining;
+                                               });
 }
 
 int cmd_renew(Context& ctx) {
   const auto& inv = ctx.inv;
-  auto result = ctx.store->renew(ctx.keys, inv.owner, inv.ttl.value_or(Millis(0)),
-                                 redis::RetryPolicy::Mode::one_shot, inv.global.sync_replicas);
-  if (inv.global.json) {
-    nlohmann::json doc{{"name", ctx.keys.name},
-                       {"owner", inv.owner},
-                       {"renewed", result.check == lock::OwnerCheck::ok},
-                       {"ttl_ms", result.lease.count()}};
-    if (result.replicas_acked >= 0) {
-      doc["replicas_acked"] = result.replicas_acked;
+  std::vector<lock::RenewResult> results(ctx.locks.size());
+  std::vector<std::exception_ptr> errors(ctx.locks.size());
+  for (std::size_t i = 0; i < ctx.locks.size(); ++i) {
+    try {
+      results[i] = ctx.store->renew(ctx.locks[i], inv.mode.mode, inv.owner, inv.ttl.value_or(Millis(0)),
+                                    redis::RetryPolicy::Mode::one_shot, inv.global.sync_replicas);
+    } catch (...) {
+      errors[i] = std::current_exception();
     }
-    print_json(doc);
   }
-  if (result.check != lock::OwnerCheck::ok) {
-    throw Error(ExitCode::not_held, not_held_reason(result.check, result.detail));
-  }
-  return 0;
+  return per_lock_outcome<lock::RenewResult>(ctx, results, errors, "renewed",
+                                             [](nlohmann::json& doc, const lock::RenewResult& result) {
+                                               doc["ttl_ms"] = result.lease.count();
+                                               if (result.replicas_acked >= 0) {
+                                                 doc["replicas_acked"] = result.replicas_acked;
+                                               }
+                                             });
 }
 
 int cmd_status(Context& ctx) {
@@ -237,17 +322,17 @@ int cmd_status(Context& ctx) {
 }
 
 int cmd_force_unlock(Context& ctx) {
-  auto before = ctx.store->inspect({ctx.keys.name});
-  auto removed = ctx.store->force_unlock(ctx.keys);
+  const auto& keys = ctx.locks.front();
+  auto before = ctx.store->inspect({keys.name});
+  auto removed = ctx.store->force_unlock(keys);
   if (ctx.inv.global.json) {
-    print_json(
-        {{"name", ctx.keys.name}, {"removed", removed.has_value()}, {"was", status_json(before.front())}});
+    print_json({{"name", keys.name}, {"removed", removed.has_value()}, {"was", status_json(before.front())}});
   }
   if (!removed) {
     throw Error(ExitCode::not_held, "nothing to remove: the lock is free");
   }
   auto was = status_line(before.front());
-  log::info("removed {} ({})", quote(ctx.keys.name), was.substr(0, was.find('\n'))); // Redlock: the verdict line
+  log::info("removed {} ({})", quote(keys.name), was.substr(0, was.find('\n'))); // Redlock: the verdict line
   return 0;
 }
 
@@ -262,13 +347,8 @@ int cmd_run(Context& ctx) {
   if (command.size() > 200) {
     command = command.substr(0, 200) + "...";
   }
-  spec.request = lock::AcquireRequest{ctx.keys,
-                                      inv.owner.empty() ? random_owner_token() : inv.owner,
-                                      inv.ttl.value_or(k_default_ttl),
-                                      lock::HolderInfo{host_name(), getpid(), command},
-                                      inv.wait,
-                                      inv.owner.empty(),
-                                      inv.global.sync_replicas};
+  spec.request = lock_request(ctx, lock::HolderInfo{host_name(), getpid(), command});
+  spec.locks = ctx.locks;
   spec.child_argv = inv.child_argv;
   // CMD gets no password from rlock: the URL without it, and the password
   // file's name, so a nested `rlock run` logs in as this one did (a password
@@ -337,11 +417,17 @@ int execute(const Invocation& inv, std::string& context) {
     timeouts = lock::per_node_timeouts(timeouts, inv.ttl.value_or(k_default_ttl)); // Redlock
   }
   auto store = lock::make_store(endpoints, timeouts);
-  context = inv.names.empty()
-                ? fmt::format("{} on {}", inv.sub->name, store->describe())
-                : fmt::format("{} {} on {}", inv.sub->name, quote(inv.names.front()), store->describe());
-  Context ctx{inv, std::move(store),
-              inv.names.size() == 1 ? lock::keys_for(inv.names.front()) : lock::LockKeys{}, context};
+  std::vector<lock::LockKeys> locks;
+  if (inv.sub->name != "status") {
+    for (const auto& name : inv.names) {
+      locks.push_back(lock::keys_for(name));
+    }
+  }
+  context = inv.names.empty() ? fmt::format("{} on {}", inv.sub->name, store->describe())
+                              : fmt::format("{} {} on {}", inv.sub->name,
+                                            comma_list(inv.names, ", ", [](const std::string& name) { return quote(name); }),
+                                            store->describe());
+  Context ctx{inv, std::move(store), std::move(locks), context};
   return inv.sub->handler(ctx);
 }
 

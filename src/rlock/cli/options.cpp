@@ -42,7 +42,16 @@ struct Raw {
   std::string hold_min;
   std::string max_hold;
   bool wait_descendants = false;
+  bool fair = false;
+  bool shared = false;
+  bool write = false;
+  std::string limit;
 };
+
+// At most this many names in one command (all or none).
+constexpr int k_max_names = 64;
+// --limit N: at most this many permits.
+constexpr long long k_max_limit = 10'000;
 
 // The shortest lease `run` accepts: renewals every TTL/3 must fit round trips
 // and scheduling delays with room to spare.
@@ -66,6 +75,28 @@ void add_wait_flags(CLI::App* sub, Raw& raw) {
   auto* no_wait =
       sub->add_flag("-n,--no-wait", raw.no_wait, "Do not wait: fail at once if the lock is busy (default)");
   wait->excludes(no_wait);
+}
+
+// MODE: [--fair | -s/--shared | --write | --limit N]
+void add_mode_flags(CLI::App* sub, Raw& raw) {
+  auto* fair = sub->add_flag("--fair", raw.fair,
+                             "Fair lock: waiters get it in arrival order (Redisson RFairLock)");
+  auto* shared = sub->add_flag("-s,--shared", raw.shared,
+                               "Shared (read) lock: many holders, no writer (Redisson RReadWriteLock read side)");
+  auto* write = sub->add_flag("--write", raw.write,
+                              "Write lock: one holder, no readers (Redisson RReadWriteLock write side)");
+  auto* limit = sub->add_option("--limit", raw.limit,
+                                "At most N holders at once, each with its own lease "
+                                "(Redisson RPermitExpirableSemaphore)")
+                    ->type_name("N");
+  std::vector<CLI::Option*> modes{fair, shared, write, limit};
+  for (auto* a : modes) {
+    for (auto* b : modes) {
+      if (a != b) {
+        a->excludes(b);
+      }
+    }
+  }
 }
 
 void add_owner(CLI::App* sub, Raw& raw, const char* what) {
@@ -115,21 +146,26 @@ std::unique_ptr<App> make_app() {
   }
 
   auto* acquire = a->subs["acquire"];
-  acquire->add_option("NAME", raw.names, "Lock name (the Redis key)")->required()->expected(1);
+  acquire->add_option("NAME", raw.names, "Lock name (the Redis key); several: all or none")
+      ->required()
+      ->expected(1, k_max_names);
   acquire->add_option("--ttl", raw.ttl, "Lease: the lock expires unless renewed (default 30s)")
       ->type_name("DUR");
   add_wait_flags(acquire, raw);
+  add_mode_flags(acquire, raw);
   add_owner(acquire, raw, "Owner token (env RLOCK_OWNER; default: a new random token)");
 
   auto* release = a->subs["release"];
-  release->add_option("NAME", raw.names, "Lock name")->required()->expected(1);
+  release->add_option("NAME", raw.names, "Lock name")->required()->expected(1, k_max_names);
   add_owner(release, raw, "Owner token printed by acquire (env RLOCK_OWNER)");
   release->add_flag("--all", raw.all, "Release every reentry level, not just one");
+  add_mode_flags(release, raw);
 
   auto* renew = a->subs["renew"];
-  renew->add_option("NAME", raw.names, "Lock name")->required()->expected(1);
+  renew->add_option("NAME", raw.names, "Lock name")->required()->expected(1, k_max_names);
   add_owner(renew, raw, "Owner token printed by acquire (env RLOCK_OWNER)");
   renew->add_option("--ttl", raw.ttl, "New lease (default: the lease it was taken with)")->type_name("DUR");
+  add_mode_flags(renew, raw);
 
   auto* status = a->subs["status"];
   status->add_option("NAME", raw.names, "Locks to show (default: every lock found)");
@@ -140,10 +176,11 @@ std::unique_ptr<App> make_app() {
   force->add_option("NAME", raw.names, "Lock name")->required()->expected(1);
 
   auto* run = a->subs["run"];
-  run->add_option("NAME", raw.names, "Lock name")->required()->expected(1);
+  run->add_option("NAME", raw.names, "Lock name; several: all or none")->required()->expected(1, k_max_names);
   run->add_option("--ttl", raw.ttl, "Lease, renewed every TTL/3 while CMD runs (default 30s)")
       ->type_name("DUR");
   add_wait_flags(run, raw);
+  add_mode_flags(run, raw);
   run->add_option("--on-lost", raw.on_lost,
                   "When the lock is lost: term (SIGTERM, then SIGKILL), kill, or ignore (default term)")
       ->type_name("POLICY")
@@ -208,6 +245,27 @@ redis::SyncReplicas parse_sync_replicas(const std::string& text) {
   return sync;
 }
 
+lock::ModeSpec parse_mode(const Raw& raw) {
+  lock::ModeSpec mode;
+  if (raw.fair) {
+    mode.mode = lock::Mode::fair;
+  } else if (raw.shared) {
+    mode.mode = lock::Mode::read;
+  } else if (raw.write) {
+    mode.mode = lock::Mode::write;
+  } else if (!raw.limit.empty()) {
+    mode.mode = lock::Mode::limit;
+    long long value = 0;
+    auto [ptr, ec] = std::from_chars(raw.limit.data(), raw.limit.data() + raw.limit.size(), value);
+    if (ec != std::errc() || ptr != raw.limit.data() + raw.limit.size() || value < 1 || value > k_max_limit) {
+      throw UsageError(fmt::format("--limit: '{}' is not a number of holders from 1 to {}", printable(raw.limit),
+                                   k_max_limit));
+    }
+    mode.limit = value;
+  }
+  return mode;
+}
+
 std::optional<Millis> optional_duration(const std::string& text, std::string_view flag) {
   if (text.empty()) {
     return std::nullopt;
@@ -260,6 +318,26 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   inv.names = raw.names;
   for (const auto& name : inv.names) {
     lock::keys_for(name); // throws a usage error for a bad name
+  }
+  if (inv.names.size() > 1 && inv.sub->name != "status") {
+    auto sorted = inv.names;
+    std::sort(sorted.begin(), sorted.end());
+    if (auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end()) {
+      throw UsageError(fmt::format("lock {} is named twice", quote(*twice)));
+    }
+    for (const auto& name : inv.names) {
+      if (name.find(',') != std::string::npos) {
+        throw UsageError(fmt::format("lock name {} has a comma: with several names, RLOCK_NAME lists them "
+                                     "comma-separated; take it on its own",
+                                     quote(name)));
+      }
+    }
+  }
+  inv.mode = parse_mode(raw);
+  if (inv.mode.mode != lock::Mode::exclusive && g.urls.size() > 1) {
+    throw UsageError(fmt::format("--{}: modes need one deployment (a server, a Cluster or a Sentinel primary); "
+                                 "a Redlock over several masters takes exclusive locks only",
+                                 inv.mode.mode == lock::Mode::read ? "shared" : lock::mode_name(inv.mode.mode)));
   }
   inv.owner = raw.owner;
   if (inv.owner.empty()) {

@@ -3,6 +3,7 @@
 #include <rlock/cli/subcommands.hpp>
 #include <rlock/core/duration.hpp>
 #include <rlock/core/log.hpp>
+#include <rlock/lock/mode.hpp>
 #include <rlock/redis/client.hpp>
 #include <rlock/run/policy.hpp>
 
@@ -28,7 +29,8 @@ struct GlobalOptions {
 struct Invocation {
   GlobalOptions global;
   const Subcommand* sub = nullptr;     // never null after parse()
-  std::vector<std::string> names;      // NAME (one, except for status)
+  std::vector<std::string> names;      // NAME... (in the order given; no name twice)
+  lock::ModeSpec mode;                 // MODE flags (acquire, release, renew, run)
   std::string owner;                   // --owner / RLOCK_OWNER; "" = none given
   std::optional<Millis> ttl;           // --ttl; nullopt: 30s (acquire, run), the lock's own (renew)
   std::optional<Millis> wait;          // -w; nullopt = -n (do not wait)

@@ -50,7 +50,30 @@ template <class T> nlohmann::json or_null(const std::optional<T>& value) {
 
 } // namespace
 
+std::string layout_phrase(std::string_view layout) {
+  if (layout == "read") {
+    return "a read-write lock held for reading (Redisson RReadWriteLock; take it with -s)";
+  }
+  if (layout == "write") {
+    return "a read-write lock held for writing (Redisson RReadWriteLock; take it with --write)";
+  }
+  if (layout == "semaphore") {
+    return "a semaphore (Redisson RPermitExpirableSemaphore; take it with --limit N)";
+  }
+  if (layout == "exclusive" || layout == "fair") {
+    return "a plain lock (Redisson RLock or RFairLock)";
+  }
+  return fmt::format("a lock of another kind ({})", printable(layout));
+}
+
 std::string holder_phrase(const lock::Holder& holder) {
+  if (!holder.mode.empty()) {
+    std::string who = holder.owner.empty() ? std::string("") : " by " + printable(holder.owner);
+    if (holder.record) {
+      who += record_phrase(*holder.record);
+    }
+    return fmt::format("held as {}{}, {}", layout_phrase(holder.mode), who, ttl_phrase(holder.ttl));
+  }
   if (holder.type != "hash" && !holder.type.empty()) {
     return fmt::format("held by a foreign {} key (not an rlock/Redisson lock), {}", holder.type,
                        ttl_phrase(holder.ttl));

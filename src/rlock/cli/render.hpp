@@ -14,6 +14,10 @@ namespace rlock::cli {
 // nothing in it can be read).
 std::string holder_phrase(const lock::Holder& holder);
 
+// What a layout name from a script ("read", "write", "semaphore", "fair",
+// "exclusive") means: "a read-write lock held for reading"...
+std::string layout_phrase(std::string_view layout);
+
 // One line of `status` output for people (Redlock: then one indented line per
 // master with its view).
 std::string status_line(const lock::LockState& state);

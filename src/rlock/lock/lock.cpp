@@ -1,5 +1,7 @@
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
+#include <rlock/lock/detail.hpp>
+#include <rlock/lock/layouts.hpp>
 #include <rlock/lock/lock.hpp>
 #include <rlock/redis/errors.hpp>
 #include <rlock/redis/script.hpp>
@@ -15,58 +17,9 @@ namespace rlock::lock {
 
 namespace {
 
+using namespace detail;
+
 constexpr std::string_view k_meta_field = "rlock:meta";
-
-std::string ms(Millis value) {
-  return std::to_string(value.count());
-}
-
-// One script request, resent as `scope` allows (every resend carries the same
-// KEYS and ARGV, so the same op id), routed by the client.
-redis::EvalReply run_script(redis::Client& client, const redis::RetryScope& scope, const redis::Script& script,
-                            const std::vector<std::string>& keys, const std::vector<std::string>& args,
-                            const redis::SyncReplicas& sync = {}) {
-  redis::EvalReply result;
-  redis::send_with_retries(scope, [&] {
-    result = client.eval(script, keys, args, sync);
-    return result.reply;
-  });
-  return result;
-}
-
-// "0 of 1 replicas acknowledged ... within 1s"
-std::string unsynced_phrase(long long acked, const redis::SyncReplicas& sync) {
-  return fmt::format("{} of {} replicas acknowledged it within {} (--sync-replicas)", acked, sync.count,
-                     format_duration(sync.timeout));
-}
-
-const redis::Reply& element(const redis::Reply& reply, std::size_t i) {
-  if (!reply.is_array() || reply.elements.size() <= i) {
-    throw RedisError(RedisErrorKind::protocol, fmt::format("unexpected script reply {}", reply.summary()));
-  }
-  return reply.elements[i];
-}
-
-std::string optional_string(const redis::Reply& reply, std::size_t i) {
-  if (!reply.is_array() || reply.elements.size() <= i || reply.elements[i].is_nil()) {
-    return {};
-  }
-  return reply.elements[i].as_string();
-}
-
-// Decodes the {-1}, {-2, holder}, {-3, type} answers shared by release and renew.
-OwnerCheck owner_check(long long code) {
-  switch (code) {
-  case -1:
-    return OwnerCheck::missing;
-  case -2:
-    return OwnerCheck::other;
-  case -3:
-    return OwnerCheck::foreign;
-  default:
-    return OwnerCheck::ok;
-  }
-}
 
 // A hash value read as a reentry count; 0 when it is not one.
 long long count_of(const redis::Reply& value) {
@@ -137,6 +90,85 @@ void publish_again_if_sharded(redis::Client& client, const LockKeys& keys, const
 
 } // namespace
 
+namespace detail {
+
+std::string ms(Millis value) {
+  return std::to_string(value.count());
+}
+
+redis::EvalReply run_script(redis::Client& client, const redis::RetryScope& scope, const redis::Script& script,
+                            const std::vector<std::string>& keys, const std::vector<std::string>& args,
+                            const redis::SyncReplicas& sync) {
+  redis::EvalReply result;
+  redis::send_with_retries(scope, [&] {
+    result = client.eval(script, keys, args, sync);
+    return result.reply;
+  });
+  return result;
+}
+
+std::string unsynced_phrase(long long acked, const redis::SyncReplicas& sync) {
+  return fmt::format("{} of {} replicas acknowledged it within {} (--sync-replicas)", acked, sync.count,
+                     format_duration(sync.timeout));
+}
+
+const redis::Reply& element(const redis::Reply& reply, std::size_t i) {
+  if (!reply.is_array() || reply.elements.size() <= i) {
+    throw RedisError(RedisErrorKind::protocol, fmt::format("unexpected script reply {}", reply.summary()));
+  }
+  return reply.elements[i];
+}
+
+std::string optional_string(const redis::Reply& reply, std::size_t i) {
+  if (!reply.is_array() || reply.elements.size() <= i || reply.elements[i].is_nil()) {
+    return {};
+  }
+  return reply.elements[i].as_string();
+}
+
+OwnerCheck owner_check(long long code) {
+  switch (code) {
+  case -1:
+    return OwnerCheck::missing;
+  case -2:
+    return OwnerCheck::other;
+  case -3:
+    return OwnerCheck::foreign;
+  case -4:
+    return OwnerCheck::layout;
+  default:
+    return OwnerCheck::ok;
+  }
+}
+
+void undo_if_unsynced(redis::Client& client, const AcquireRequest& request, long long acked) {
+  if (request.sync.count <= 0 || acked >= request.sync.count) {
+    return;
+  }
+  // Undo exactly what this acquisition added (one level), owner-checked.
+  std::string undone = "it was released";
+  try {
+    release(client, request.keys, request.mode.mode, request.owner, false, new_op_id());
+  } catch (const RedisError& e) {
+    undone = fmt::format("releasing it failed ({}): release with --owner {}", e.what(), request.owner);
+  }
+  throw RedisError(RedisErrorKind::unsynced, fmt::format("{}; {}", unsynced_phrase(acked, request.sync), undone));
+}
+
+Holder decode_holder(const redis::Reply& reply) {
+  Holder holder;
+  holder.owner = optional_string(reply, 1);
+  holder.ttl = Millis(element(reply, 2).as_integer());
+  holder.type = optional_string(reply, 3);
+  if (reply.elements.size() > 4 && !reply.elements[4].is_nil()) {
+    holder.record = parse_holder_record(reply.elements[4].as_string());
+  }
+  holder.mode = optional_string(reply, 5);
+  return holder;
+}
+
+} // namespace detail
+
 std::string new_op_id() {
   unsigned long long value = 0;
   while (getrandom(&value, sizeof value, 0) != sizeof value) {
@@ -150,11 +182,23 @@ redis::RetryScope one_shot(const redis::Client& client, bool latched) {
 
 AcquireResult try_acquire(redis::Client& client, const AcquireRequest& request, const std::string& op_id,
                           const redis::RetryScope& scope) {
+  switch (request.mode.mode) {
+  case Mode::exclusive:
+    break;
+  case Mode::fair:
+    return fair_try_acquire(client, request, op_id, scope, request.wait.has_value());
+  case Mode::read:
+  case Mode::write:
+    return rw_try_acquire(client, request, op_id, scope);
+  case Mode::limit:
+    return permit_try_acquire(client, request, op_id, scope);
+  }
   // A resend only makes the true send time later, so this bound stays on the safe side.
   TimePoint sent_at = Clock::now();
   const auto& keys = request.keys;
   auto [reply, acked] = run_script(
-      client, scope, scripts::acquire, {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id)},
+      client, scope, scripts::acquire,
+      {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id), keys.queue, keys.queue_timeouts},
       {request.owner, ms(request.lease), request.own_token ? "1" : "0", ms(scope.policy.latch_lifetime()),
        request.info.host, std::to_string(request.info.pid), request.info.command, RLOCK_VERSION},
       request.sync);
@@ -168,32 +212,29 @@ AcquireResult try_acquire(redis::Client& client, const AcquireRequest& request, 
     result.fence = element(reply, 2).as_integer();
     result.lease = Millis(element(reply, 3).as_integer());
     result.replicas_acked = acked;
-    if (request.sync.count > 0 && acked < request.sync.count) {
-      // Undo exactly what this acquisition added (one level), owner-checked.
-      std::string undone = "it was released";
-      try {
-        release(client, keys, request.owner, false, new_op_id());
-      } catch (const RedisError& e) {
-        undone = fmt::format("releasing it failed ({}): release with --owner {}", e.what(), request.owner);
-      }
-      throw RedisError(RedisErrorKind::unsynced, fmt::format("{}; {}", unsynced_phrase(acked, request.sync), undone));
-    }
+    undo_if_unsynced(client, request, acked);
     return result;
   }
-  result.holder.owner = optional_string(reply, 1);
-  result.holder.ttl = Millis(element(reply, 2).as_integer());
-  result.holder.type = optional_string(reply, 3);
-  if (reply.elements.size() > 4 && !reply.elements[4].is_nil()) {
-    result.holder.record = parse_holder_record(reply.elements[4].as_string());
-  }
+  result.holder = decode_holder(reply);
   return result;
 }
 
-ReleaseResult release(redis::Client& client, const LockKeys& keys, const std::string& owner, bool all,
+ReleaseResult release(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner, bool all,
                       const std::string& op_id, const std::string& only_if_acquired_by) {
+  switch (mode) {
+  case Mode::exclusive:
+  case Mode::fair:
+    break;
+  case Mode::read:
+  case Mode::write:
+    return rw_release(client, keys, mode, owner, all, op_id, only_if_acquired_by);
+  case Mode::limit:
+    return permit_release(client, keys, owner, op_id, only_if_acquired_by);
+  }
   auto scope = one_shot(client, true);
   const std::string publish = client.publish_command();
-  std::vector<std::string> script_keys{keys.name, keys.channel, latch_key(keys.unlock_latch, op_id)};
+  std::vector<std::string> script_keys{keys.name, keys.channel, latch_key(keys.unlock_latch, op_id), keys.queue,
+                                       keys.queue_timeouts};
   if (!only_if_acquired_by.empty()) {
     script_keys.push_back(latch_key(keys.acquire_latch, only_if_acquired_by));
   }
@@ -214,9 +255,19 @@ ReleaseResult release(redis::Client& client, const LockKeys& keys, const std::st
   return result;
 }
 
-RenewResult renew(redis::Client& client, const LockKeys& keys, const std::string& owner, Millis lease,
-                  redis::RetryPolicy::Mode mode, const redis::SyncReplicas& sync) {
-  redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), mode), false, std::nullopt, {}};
+RenewResult renew(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner, Millis lease,
+                  redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) {
+  switch (mode) {
+  case Mode::exclusive:
+  case Mode::fair:
+    break;
+  case Mode::read:
+  case Mode::write:
+    return rw_renew(client, keys, mode, owner, lease, retry, sync);
+  case Mode::limit:
+    return permit_renew(client, keys, owner, lease, retry, sync);
+  }
+  redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), retry), false, std::nullopt, {}};
   auto [reply, acked] = run_script(client, scope, scripts::renew, {keys.name}, {owner, ms(lease)}, sync);
   long long code = element(reply, 0).as_integer();
   RenewResult result;

@@ -2,6 +2,7 @@
 
 #include <rlock/core/clock.hpp>
 #include <rlock/core/duration.hpp>
+#include <rlock/lock/mode.hpp>
 #include <rlock/lock/names.hpp>
 #include <rlock/lock/record.hpp>
 #include <rlock/redis/client.hpp>
@@ -28,10 +29,13 @@ struct Holder {
   std::string type;  // "hash" for a lock, else the foreign key's type
   Millis ttl{0};     // remaining lease; negative: -1 no expiry, -2 gone meanwhile
   std::optional<HolderRecord> record; // nullopt: no 'rlock:meta' (not rlock's, e.g. Redisson)
+  std::string mode; // the layout it is held in when that is not the one asked
+                    // for: "read", "write" (read-write lock), "semaphore", "fair"...
 };
 
 struct AcquireRequest {
   LockKeys keys;
+  ModeSpec mode; // how to hold it (mode.hpp); each mode has its own scripts
   std::string owner;
   Millis lease{30'000};
   HolderInfo info;
@@ -53,6 +57,10 @@ struct AcquireResult {
   Millis lease{0};
   TimePoint sent_at; // when the request that answered was first sent (lease start bound)
   Holder holder;     // when !acquired
+  // When busy: attempt again within this long at the latest even without a
+  // release message (0: no such bound). A fair waiter keeps its place in the
+  // queue this way; a permit waiter wakes when the nearest permit lease ends.
+  Millis retry_after{0};
   long long replicas_acked = -1; // with --sync-replicas: replicas that acknowledged it
   // Redlock: the remaining validity (TTL - elapsed - drift allowance), and what
   // each master answered ({url, "granted" | "busy" | "unreachable: why"}).
@@ -78,6 +86,7 @@ enum class OwnerCheck {
   missing, // no such lock
   other,   // held by another owner (token in `detail`)
   foreign, // a key of another type: never touched
+  layout,  // held in another mode's layout (detail: "read", "write", "semaphore"...)
 };
 
 struct ReleaseResult {
@@ -93,7 +102,8 @@ struct ReleaseResult {
 // `only_if_acquired_by`: the op id of an acquisition whose answer was lost;
 // one level is released only if that acquisition was applied (its latch says
 // so), else nothing changes and the answer is `missing`.
-ReleaseResult release(redis::Client& client, const LockKeys& keys, const std::string& owner, bool all,
+// `mode`: the layout the hold was taken in (exclusive and fair share one script).
+ReleaseResult release(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner, bool all,
                       const std::string& op_id, const std::string& only_if_acquired_by = {});
 
 struct RenewResult {
@@ -109,8 +119,8 @@ struct RenewResult {
 // renewal thread passes Mode::renewal: its own loop tries again). With
 // sync.count > 0, a renewal that fewer replicas acknowledged throws
 // RedisError(unsynced): it is not confirmed.
-RenewResult renew(redis::Client& client, const LockKeys& keys, const std::string& owner, Millis lease,
-                  redis::RetryPolicy::Mode mode = redis::RetryPolicy::Mode::one_shot,
+RenewResult renew(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner, Millis lease,
+                  redis::RetryPolicy::Mode retry = redis::RetryPolicy::Mode::one_shot,
                   const redis::SyncReplicas& sync = {});
 
 // Deletes the lock whoever holds it (once, with a latch like release). Returns

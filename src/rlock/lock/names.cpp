@@ -1,5 +1,6 @@
 #include <rlock/core/errors.hpp>
 #include <rlock/core/text.hpp>
+#include <rlock/lock/mode.hpp>
 #include <rlock/lock/names.hpp>
 
 #include <fmt/format.h>
@@ -27,14 +28,33 @@ LockKeys keys_for(std::string_view name) {
   if (name.size() > k_max_name) {
     throw UsageError(fmt::format("lock name is {} bytes long; the limit is {}", name.size(), k_max_name));
   }
-  LockKeys keys{std::string(name), prefixed_name("redisson_lock_token", name),
-                prefixed_name("redisson_lock__channel", name), prefixed_name("redisson_unlock_latch", name),
-                prefixed_name("rlock_acquire_latch", name)};
+  LockKeys keys{std::string(name),
+                prefixed_name("redisson_lock_token", name),
+                prefixed_name("redisson_lock__channel", name),
+                prefixed_name("redisson_unlock_latch", name),
+                prefixed_name("rlock_acquire_latch", name),
+                prefixed_name("redisson_lock_queue", name),
+                prefixed_name("redisson_lock_timeout", name),
+                prefixed_name("rlock_waiters", name),
+                prefixed_name("redisson_rwlock", name),
+                name.find('{') != std::string_view::npos ? std::string(name) : fmt::format("{{{}}}", name),
+                suffixed_name(name, "timeout"),
+                prefixed_name("redisson_sc", name),
+                prefixed_name("rlock_permits", name)};
   auto slot = hash_slot(keys.name);
-  // An op id is hex: every latch key of the lock hashes like this sample.
+  // An op id is hex, an owner token anything: every latch key, per-waiter
+  // channel and reader lease key of the lock hashes like these samples.
   constexpr std::string_view k_sample_op = "0123456789abcdef";
-  if (hash_slot(keys.fence_key) != slot || hash_slot(keys.channel) != slot ||
-      hash_slot(latch_key(keys.unlock_latch, k_sample_op)) != slot ||
+  constexpr std::string_view k_sample_owner = "a}b{c}";
+  bool same_slot = true;
+  for (const auto* key : {&keys.fence_key, &keys.channel, &keys.queue, &keys.queue_timeouts, &keys.waiters,
+                          &keys.rw_channel, &keys.reader_prefix, &keys.permit_timeouts, &keys.permit_channel,
+                          &keys.permit_records}) {
+    same_slot = same_slot && hash_slot(*key) == slot;
+  }
+  same_slot = same_slot && hash_slot(fmt::format("{}:{}", keys.channel, k_sample_owner)) == slot &&
+              hash_slot(fmt::format("{}:{}:rwlock_timeout:1", keys.reader_prefix, k_sample_owner)) == slot;
+  if (!same_slot || hash_slot(latch_key(keys.unlock_latch, k_sample_op)) != slot ||
       hash_slot(latch_key(keys.acquire_latch, k_sample_op)) != slot) {
     throw UsageError(fmt::format(
         "lock name {} has braces that would put its fencing key in another cluster hash slot; "
@@ -42,6 +62,29 @@ LockKeys keys_for(std::string_view name) {
         quote(name)));
   }
   return keys;
+}
+
+std::string suffixed_name(std::string_view name, std::string_view suffix) {
+  if (name.find('{') != std::string_view::npos) {
+    return fmt::format("{}:{}", name, suffix);
+  }
+  return fmt::format("{{{}}}:{}", name, suffix);
+}
+
+std::string_view mode_name(Mode mode) {
+  switch (mode) {
+  case Mode::exclusive:
+    return "exclusive";
+  case Mode::fair:
+    return "fair";
+  case Mode::read:
+    return "shared";
+  case Mode::write:
+    return "write";
+  case Mode::limit:
+    return "limit";
+  }
+  return "exclusive";
 }
 
 std::string latch_key(std::string_view prefix, std::string_view op_id) {

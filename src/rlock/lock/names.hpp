@@ -24,7 +24,20 @@ struct LockKeys {
   std::string channel;       // redisson_lock__channel:{NAME}
   std::string unlock_latch;  // redisson_unlock_latch:{NAME} (Redisson's unlock latch)
   std::string acquire_latch; // rlock_acquire_latch:{NAME}
+  // Modes (see mode.hpp), all in NAME's slot too:
+  std::string queue;           // redisson_lock_queue:{NAME}     fair: the waiters in order
+  std::string queue_timeouts;  // redisson_lock_timeout:{NAME}   fair: each waiter's give-up time
+  std::string waiters;         // rlock_waiters:{NAME}           fair: rlock's record of its waiters
+  std::string rw_channel;      // redisson_rwlock:{NAME}         read/write release messages
+  std::string reader_prefix;   // {NAME} (NAME when it has a '{'): reader lease keys PREFIX:OWNER:rwlock_timeout:N
+  std::string permit_timeouts; // {NAME}:timeout                 limit: permit id -> lease end (ms)
+  std::string permit_channel;  // redisson_sc:{NAME}             limit: release messages
+  std::string permit_records;  // rlock_permits:{NAME}           limit: rlock's record of each permit holder
 };
+
+// Redisson's suffixName rule: "{NAME}:SUFFIX", or "NAME:SUFFIX" when NAME
+// already holds a '{'.
+std::string suffixed_name(std::string_view name, std::string_view suffix);
 
 // Checks NAME (non-empty, at most 1024 bytes, companion keys in its hash slot) and
 // returns its keys. Throws UsageError saying what is wrong.

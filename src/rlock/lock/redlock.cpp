@@ -109,9 +109,9 @@ public:
 
   AcquireResult acquire(const AcquireRequest& request, SignalFd* signals,
                         const BusyCallback& on_busy) override;
-  ReleaseResult release(const LockKeys& keys, const std::string& owner, bool all) override;
-  RenewResult renew(const LockKeys& keys, const std::string& owner, Millis lease,
-                    redis::RetryPolicy::Mode mode, const redis::SyncReplicas& sync) override;
+  ReleaseResult release(const LockKeys& keys, Mode mode, const std::string& owner, bool all) override;
+  RenewResult renew(const LockKeys& keys, Mode mode, const std::string& owner, Millis lease,
+                    redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) override;
   std::optional<std::string> force_unlock(const LockKeys& keys) override;
   std::vector<LockState> inspect(const std::vector<std::string>& names) override;
   std::vector<LockState> find_locks(const std::string& pattern) override;
@@ -163,7 +163,7 @@ void RedlockStore::undo(const AcquireRequest& request, const std::string& round_
       return;
     }
     try {
-      lock::release(m_nodes[i], request.keys, request.owner, false, op_id,
+      lock::release(m_nodes[i], request.keys, request.mode.mode, request.owner, false, op_id,
                     unknown && !request.own_token ? round_op : std::string());
     } catch (const std::exception& e) {
       log::debug("{}: undoing the acquisition: {}", m_masters[i].display(), e.what());
@@ -379,10 +379,10 @@ AcquireResult RedlockStore::acquire(const AcquireRequest& request, SignalFd* sig
   }
 }
 
-ReleaseResult RedlockStore::release(const LockKeys& keys, const std::string& owner, bool all) {
+ReleaseResult RedlockStore::release(const LockKeys& keys, Mode mode, const std::string& owner, bool all) {
   const auto op_id = new_op_id();
   auto answers = ask_all<ReleaseResult>(
-      m_nodes, [&](redis::Client& node) { return lock::release(node, keys, owner, all, op_id); });
+      m_nodes, [&](redis::Client& node) { return lock::release(node, keys, mode, owner, all, op_id); });
   std::vector<Vote> votes;
   bool released_any = false;
   ReleaseResult result;
@@ -409,10 +409,10 @@ ReleaseResult RedlockStore::release(const LockKeys& keys, const std::string& own
                      answers);
 }
 
-RenewResult RedlockStore::renew(const LockKeys& keys, const std::string& owner, Millis lease,
-                                redis::RetryPolicy::Mode mode, const redis::SyncReplicas& sync) {
+RenewResult RedlockStore::renew(const LockKeys& keys, Mode mode, const std::string& owner, Millis lease,
+                                redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) {
   auto answers = ask_all<RenewResult>(
-      m_nodes, [&](redis::Client& node) { return lock::renew(node, keys, owner, lease, mode, sync); });
+      m_nodes, [&](redis::Client& node) { return lock::renew(node, keys, mode, owner, lease, retry, sync); });
   std::vector<Vote> votes;
   RenewResult result;
   RenewResult refused;

@@ -15,12 +15,12 @@ public:
                         const BusyCallback& on_busy) override {
     return lock::acquire(m_client, request, signals, on_busy);
   }
-  ReleaseResult release(const LockKeys& keys, const std::string& owner, bool all) override {
-    return lock::release(m_client, keys, owner, all, new_op_id());
+  ReleaseResult release(const LockKeys& keys, Mode mode, const std::string& owner, bool all) override {
+    return lock::release(m_client, keys, mode, owner, all, new_op_id());
   }
-  RenewResult renew(const LockKeys& keys, const std::string& owner, Millis lease,
-                    redis::RetryPolicy::Mode mode, const redis::SyncReplicas& sync) override {
-    return lock::renew(m_client, keys, owner, lease, mode, sync);
+  RenewResult renew(const LockKeys& keys, Mode mode, const std::string& owner, Millis lease,
+                    redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) override {
+    return lock::renew(m_client, keys, mode, owner, lease, retry, sync);
   }
   std::optional<std::string> force_unlock(const LockKeys& keys) override {
     return lock::force_unlock(m_client, keys);

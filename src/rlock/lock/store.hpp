@@ -26,10 +26,10 @@ public:
   // Takes the lock, waiting as request.wait says (interruptible by `signals`).
   virtual AcquireResult acquire(const AcquireRequest& request, SignalFd* signals,
                                 const BusyCallback& on_busy) = 0;
-  virtual ReleaseResult release(const LockKeys& keys, const std::string& owner, bool all) = 0;
+  virtual ReleaseResult release(const LockKeys& keys, Mode mode, const std::string& owner, bool all) = 0;
   // Throws RedisError when the renewal cannot be confirmed (not lost, not done).
-  virtual RenewResult renew(const LockKeys& keys, const std::string& owner, Millis lease,
-                            redis::RetryPolicy::Mode mode, const redis::SyncReplicas& sync) = 0;
+  virtual RenewResult renew(const LockKeys& keys, Mode mode, const std::string& owner, Millis lease,
+                            redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) = 0;
   virtual std::optional<std::string> force_unlock(const LockKeys& keys) = 0;
   virtual std::vector<LockState> inspect(const std::vector<std::string>& names) = 0;
   virtual std::vector<LockState> find_locks(const std::string& pattern) = 0;

@@ -1,5 +1,6 @@
 #include <rlock/core/clock.hpp>
 #include <rlock/core/log.hpp>
+#include <rlock/lock/layouts.hpp>
 #include <rlock/lock/waiter.hpp>
 
 #include <poll.h>
@@ -103,10 +104,14 @@ WaitPlan::Next WaitPlan::next(TimePoint now) const {
   return {Step::wait, m_wake};
 }
 
-void WaitPlan::busy(Millis holder_ttl, TimePoint now) {
+void WaitPlan::busy(Millis holder_ttl, TimePoint now, Millis retry_after) {
   m_answered_at = now;
   m_attempt_due = false;
-  m_wake = std::min(m_deadline, now + (holder_ttl.count() >= 0 ? holder_ttl + Millis(1) : k_recheck));
+  Millis wake = holder_ttl.count() >= 0 ? holder_ttl + Millis(1) : k_recheck;
+  if (retry_after.count() > 0) {
+    wake = std::min(wake, retry_after);
+  }
+  m_wake = std::min(m_deadline, now + wake);
 }
 
 void WaitPlan::subscribed() {
@@ -129,8 +134,52 @@ void WaitPlan::released() {
   m_attempt_due = true;
 }
 
+std::string wait_channel(const AcquireRequest& request) {
+  switch (request.mode.mode) {
+  case Mode::fair:
+    return request.keys.channel + ":" + request.owner;
+  case Mode::read:
+  case Mode::write:
+    return request.keys.rw_channel;
+  case Mode::limit:
+    return request.keys.permit_channel;
+  case Mode::exclusive:
+    break;
+  }
+  return request.keys.channel;
+}
+
+namespace {
+
+AcquireResult wait_for_lock(redis::Client& client, const AcquireRequest& request, SignalFd* signals,
+                            const BusyCallback& on_busy);
+
+} // namespace
+
 AcquireResult acquire(redis::Client& client, const AcquireRequest& request, SignalFd* signals,
                       const BusyCallback& on_busy) {
+  if (request.mode.mode != Mode::fair || !request.wait) {
+    return wait_for_lock(client, request, signals, on_busy);
+  }
+  // A fair waiter that gives up (deadline, signal, Redis error) leaves the
+  // queue at once, so it stops blocking the waiters behind it.
+  AcquireResult result;
+  try {
+    result = wait_for_lock(client, request, signals, on_busy);
+  } catch (...) {
+    fair_leave(client, request.keys, request.owner);
+    throw;
+  }
+  if (!result.acquired) {
+    fair_leave(client, request.keys, request.owner);
+  }
+  return result;
+}
+
+namespace {
+
+AcquireResult wait_for_lock(redis::Client& client, const AcquireRequest& request, SignalFd* signals,
+                            const BusyCallback& on_busy) {
   using redis::RetryPolicy;
   const RetryPolicy policy(client.timeouts(),
                            request.wait ? RetryPolicy::Mode::waiter : RetryPolicy::Mode::one_shot);
@@ -158,14 +207,15 @@ AcquireResult acquire(redis::Client& client, const AcquireRequest& request, Sign
         return result;
       }
       answered_at = Clock::now();
-      plan.busy(result.holder.ttl, answered_at);
+      plan.busy(result.holder.ttl, answered_at, result.retry_after);
       scope.reached = true;
       break;
     case WaitPlan::Step::subscribe:
       try {
-        auto where = client.subscription_for(request.keys.channel);
+        const auto channel = wait_channel(request);
+        auto where = client.subscription_for(channel);
         sub = redis::Connection(where.node, client.timeouts());
-        sub.send({where.sharded ? "SSUBSCRIBE" : "SUBSCRIBE", request.keys.channel});
+        sub.send({where.sharded ? "SSUBSCRIBE" : "SUBSCRIBE", channel});
         redis::Reply confirmation;
         if (!sub.read(confirmation, Clock::now() + sub.timeouts().io)) {
           sub.close();
@@ -211,5 +261,7 @@ AcquireResult acquire(redis::Client& client, const AcquireRequest& request, Sign
     }
   }
 }
+
+} // namespace
 
 } // namespace rlock::lock

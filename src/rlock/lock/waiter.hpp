@@ -39,8 +39,10 @@ public:
   TimePoint deadline() const { return m_deadline; }
   Next next(TimePoint now) const;
 
-  // An attempt was answered: held by someone else for `holder_ttl` (negative: no lease).
-  void busy(Millis holder_ttl, TimePoint now);
+  // An attempt was answered: held by someone else for `holder_ttl` (negative:
+  // no lease); `retry_after` > 0: attempt again within it whatever happens (a
+  // fair waiter keeping its place, a permit whose lease ends then).
+  void busy(Millis holder_ttl, TimePoint now, Millis retry_after = Millis(0));
   void subscribed();
   // The subscription broke: subscribe again.
   void subscription_lost();
@@ -67,6 +69,12 @@ private:
 void throw_if_interrupted(SignalFd& signals);
 
 using BusyCallback = std::function<void(const Holder& holder, Millis wait_left)>;
+
+// The channel a waiter for `request` listens on: the lock's release channel
+// (redisson_lock__channel:{NAME}), a fair waiter's own
+// (redisson_lock__channel:{NAME}:OWNER), the read-write lock's
+// (redisson_rwlock:{NAME}) or the semaphore's (redisson_sc:{NAME}).
+std::string wait_channel(const AcquireRequest& request);
 
 // Takes the lock, waiting up to request.wait without polling, as WaitPlan
 // decides: on a second connection, to the node serving the lock (SSUBSCRIBE on

@@ -1,6 +1,7 @@
 #include <rlock/core/errors.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
+#include <rlock/lock/several.hpp>
 #include <rlock/run/spawn.hpp>
 #include <rlock/run/supervisor.hpp>
 #include <rlock/run/tree.hpp>
@@ -18,23 +19,39 @@ namespace rlock::run {
 
 namespace {
 
-// Releases our level of the lock; never throws (the child's status matters more).
+// Releases our level of every lock; never throws (the child's status matters more).
 void release_quietly(lock::Store& store, const RunSpec& spec) noexcept {
   try {
     store.refresh(); // Sentinel: where the renewals went, after a failover
-    store.release(spec.request.keys, spec.request.owner, false);
   } catch (const std::exception& e) {
-    log::warning("{}: could not release the lock (it expires by its lease): {}", spec.label, e.what());
+    log::debug("{}: {}", spec.label, e.what());
+  }
+  auto released = lock::release_all(store, spec.locks, spec.request.mode.mode, spec.request.owner, false);
+  for (std::size_t i = 0; i < spec.locks.size(); ++i) {
+    if (released.errors[i]) {
+      try {
+        std::rethrow_exception(released.errors[i]);
+      } catch (const std::exception& e) {
+        log::warning("{}: could not release {} (it expires by its lease): {}", spec.label,
+                     quote(spec.locks[i].name), e.what());
+      }
+    }
   }
 }
 
-// --hold-min: let the lock expire `left` from now instead of releasing it.
-// Returns false when the lock is not ours any more (release instead).
+// --hold-min: let the locks expire `left` from now instead of releasing them.
+// Returns false when some lock is not ours any more (release them instead).
 bool hold_quietly(lock::Store& store, const RunSpec& spec, Millis left) noexcept {
   try {
     store.refresh();
-    return store.renew(spec.request.keys, spec.request.owner, left, redis::RetryPolicy::Mode::one_shot, {}).check ==
-           lock::OwnerCheck::ok;
+    bool ours = true;
+    for (const auto& keys : spec.locks) {
+      ours = store.renew(keys, spec.request.mode.mode, spec.request.owner, left,
+                         redis::RetryPolicy::Mode::one_shot, {})
+                     .check == lock::OwnerCheck::ok &&
+             ours;
+    }
+    return ours;
   } catch (const std::exception& e) {
     log::warning("{}: could not keep the lock for --hold-min: {}", spec.label, e.what());
     return true; // it stays until its current lease ends; releasing would fail alike
@@ -87,7 +104,7 @@ int supervise_child(lock::Store& store, const RunSpec& spec, TimePoint acquired_
                     pid_t cmd, bool tty) {
   const pid_t guardian = getppid();
   const pid_t job_group = guardian_group();
-  Watchdog dog(store.fresh(), spec.request.keys, spec.request.owner, spec.request.lease,
+  Watchdog dog(store.fresh(), spec.locks, spec.request.mode.mode, spec.request.owner, spec.request.lease,
                spec.kill_after, acquired_at, spec.request.sync);
   StopPlan::Config config;
   config.on_lost = spec.on_lost;
@@ -194,14 +211,22 @@ SignalFd make_run_signals() {
       {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD, SIGCONT, SIGTTOU, parent_death_signal()});
 }
 
-int supervise(lock::Store& store, const RunSpec& spec, const lock::AcquireResult& acquired,
+int supervise(lock::Store& store, const RunSpec& spec, const std::vector<lock::AcquireResult>& acquired,
               SignalFd& signals) {
   // Decided now, not before the wait: the job may have been put in the
   // background meanwhile.
   const bool tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == guardian_group();
-  setenv("RLOCK_NAME", spec.request.keys.name.c_str(), 1);
+  std::string names, fences;
+  // The lease bound that runs out first: the earliest-sent acquisition's.
+  TimePoint acquired_at = TimePoint::max();
+  for (std::size_t i = 0; i < spec.locks.size(); ++i) {
+    names += (i ? "," : "") + spec.locks[i].name;
+    fences += (i ? "," : "") + std::to_string(acquired[i].fence);
+    acquired_at = std::min(acquired_at, acquired[i].sent_at);
+  }
+  setenv("RLOCK_NAME", names.c_str(), 1);
   setenv("RLOCK_OWNER", spec.request.owner.c_str(), 1);
-  setenv("RLOCK_FENCE", std::to_string(acquired.fence).c_str(), 1);
+  setenv("RLOCK_FENCE", fences.c_str(), 1);
   for (const auto& [name, value] : spec.child_env) {
     setenv(name.c_str(), value.c_str(), 1);
   }
@@ -213,7 +238,7 @@ int supervise(lock::Store& store, const RunSpec& spec, const lock::AcquireResult
     throw;
   }
   try {
-    return supervise_child(store, spec, acquired.sent_at, signals, cmd, tty);
+    return supervise_child(store, spec, acquired_at, signals, cmd, tty);
   } catch (...) {
     // Whatever went wrong, CMD's tree must not go on without its lock (with
     // --on-lost ignore it goes on, as if rlock had died).

@@ -13,7 +13,8 @@
 namespace rlock::run {
 
 struct RunSpec {
-  lock::AcquireRequest request;
+  lock::AcquireRequest request;     // owner, mode, lease... (its keys: the first lock's)
+  std::vector<lock::LockKeys> locks; // every NAME, in the order given (taken all or none)
   std::vector<std::string> child_argv;
   // Set in CMD's environment besides RLOCK_NAME, RLOCK_OWNER and RLOCK_FENCE:
   // RLOCK_URL (never with a password) and, when given, RLOCK_PASSWORD_FILE.
@@ -30,14 +31,16 @@ struct RunSpec {
 // Ctrl-C while waiting is seen) and before any thread starts.
 SignalFd make_run_signals();
 
-// `rlock run` in the supervisor once the lock is held (`acquired`): starts CMD,
+// `rlock run` in the supervisor once the locks are held (`acquired`, one
+// result per spec.locks): starts CMD (RLOCK_NAME and RLOCK_FENCE list the
+// names and fencing tokens comma-separated, in the order given),
 // renews from a watchdog thread, passes signals on to CMD's tree, stops the
 // tree when the lock is lost or cannot be confirmed, or when the rlock process
 // above it is killed, stops what CMD left running (or waits for it with
 // --wait-descendants), releases (or keeps it for --hold-min), and returns the
 // exit status: CMD's, or 76 when the lock was lost. Throws rlock::Error
 // (126/127) when CMD cannot be started, after releasing the lock.
-int supervise(lock::Store& store, const RunSpec& spec, const lock::AcquireResult& acquired,
+int supervise(lock::Store& store, const RunSpec& spec, const std::vector<lock::AcquireResult>& acquired,
               SignalFd& signals);
 
 } // namespace rlock::run

@@ -21,9 +21,10 @@ void LeaseClock::confirmed(TimePoint sent, TimePoint now) {
   m_sent = std::max(m_sent, sent);
 }
 
-Watchdog::Watchdog(std::unique_ptr<lock::Store> store, lock::LockKeys keys, std::string owner, Millis ttl, Millis kill_after,
-                   TimePoint acquired_sent, redis::SyncReplicas sync)
-    : m_store(std::move(store)), m_sync(sync), m_keys(std::move(keys)), m_owner(std::move(owner)), m_ttl(ttl),
+Watchdog::Watchdog(std::unique_ptr<lock::Store> store, std::vector<lock::LockKeys> locks, lock::Mode mode,
+                   std::string owner, Millis ttl, Millis kill_after, TimePoint acquired_sent, redis::SyncReplicas sync)
+    : m_store(std::move(store)), m_sync(sync), m_locks(std::move(locks)), m_mode(mode), m_owner(std::move(owner)),
+      m_ttl(ttl),
       m_clock(ttl, kill_after, acquired_sent), m_first_renewal(acquired_sent + m_clock.interval()) {
   m_state.stop_at = m_clock.stop_at();
   m_state.kill_at = m_clock.kill_at();
@@ -88,12 +89,20 @@ void Watchdog::loop() {
     lock.unlock();
     lock::RenewResult result;
     std::string error;
+    const lock::LockKeys* failed = &m_locks.front(); // the lock the error or loss is about
     try {
       m_store->refresh(); // Sentinel: renew where the sentinels now say the primary is
-      result = m_store->renew(m_keys, m_owner, m_ttl, redis::RetryPolicy::Mode::renewal, m_sync);
+      for (const auto& keys : m_locks) {
+        failed = &keys;
+        result = m_store->renew(keys, m_mode, m_owner, m_ttl, redis::RetryPolicy::Mode::renewal, m_sync);
+        if (result.check != lock::OwnerCheck::ok) {
+          break;
+        }
+      }
     } catch (const std::exception& e) {
       error = e.what();
     }
+    const std::string what = m_locks.size() > 1 ? quote(failed->name) + ": " : std::string();
     TimePoint now = Clock::now();
     lock.lock();
     if (m_stop) {
@@ -107,7 +116,7 @@ void Watchdog::loop() {
       next = now + redis::RetryPolicy::renewal_backoff(++failures, interval);
       if (first) {
         lock.unlock(); // never write to stderr while holding what the supervisor reads
-        log::warning("cannot renew {} on {}: {}; retrying", quote(m_keys.name), m_store->describe(), error);
+        log::warning("cannot renew {} on {}: {}; retrying", quote(failed->name), m_store->describe(), error);
         lock.lock();
         if (m_stop) {
           return;
@@ -117,11 +126,11 @@ void Watchdog::loop() {
     }
     if (result.check != lock::OwnerCheck::ok) {
       m_state.lost = true;
-      m_state.lost_reason = result.check == lock::OwnerCheck::missing
-                                ? "the lock is gone (expired, force-unlocked or the server lost it)"
-                            : result.check == lock::OwnerCheck::other
-                                ? "the lock is now held by another owner"
-                                : "the key is no longer a lock";
+      m_state.lost_reason = what + (result.check == lock::OwnerCheck::missing
+                                        ? "the lock is gone (expired, force-unlocked or the server lost it)"
+                                    : result.check == lock::OwnerCheck::other
+                                        ? "the lock is now held by another owner"
+                                        : "the key is no longer a lock");
       notify();
       return;
     }
@@ -134,7 +143,7 @@ void Watchdog::loop() {
     next = sent + interval;
     if (recovered) {
       lock.unlock();
-      log::info("renewing {} again", quote(m_keys.name));
+      log::info("renewing {} again", quote(m_locks.front().name));
       lock.lock();
       if (m_stop) {
         return;

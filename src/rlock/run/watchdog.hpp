@@ -5,6 +5,7 @@
 #include <rlock/lock/store.hpp>
 
 #include <memory>
+#include <vector>
 
 #include <condition_variable>
 #include <mutex>
@@ -56,8 +57,10 @@ class Watchdog {
 public:
   // `store`: the renewal thread's own (Store::fresh()). `sync`: renewals
   // fewer replicas acknowledged do not count as confirmed (--sync-replicas).
-  Watchdog(std::unique_ptr<lock::Store> store, lock::LockKeys keys, std::string owner, Millis ttl, Millis kill_after,
-           TimePoint acquired_sent, redis::SyncReplicas sync = {});
+  // Every lock of `locks` is renewed each time (one after the other); a
+  // renewal counts as confirmed when all were, and one found gone is a loss.
+  Watchdog(std::unique_ptr<lock::Store> store, std::vector<lock::LockKeys> locks, lock::Mode mode, std::string owner,
+           Millis ttl, Millis kill_after, TimePoint acquired_sent, redis::SyncReplicas sync = {});
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -79,7 +82,8 @@ private:
 
   std::unique_ptr<lock::Store> m_store;
   redis::SyncReplicas m_sync;
-  lock::LockKeys m_keys;
+  std::vector<lock::LockKeys> m_locks;
+  lock::Mode m_mode;
   std::string m_owner;
   Millis m_ttl;
   std::mutex m_mutex;

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <rlock/core/signals.hpp>
+#include <rlock/lock/store.hpp>
+
+#include <exception>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace rlock::lock {
+
+// Several locks held as one (`rlock acquire A B C`, `rlock run A B C -- CMD`):
+// all or none, in one fixed order, so two commands naming the same locks in
+// any order never deadlock (each waits only for a lock ordered after all it
+// holds). The order is bytewise by name; on a Cluster, names in different
+// hash slots are simply taken one after the other in that order.
+
+// `request` is the template: its owner, mode, lease, record and wait; its
+// keys are replaced by each of `locks` in turn.
+struct Taken {
+  bool acquired = false;            // every lock is held
+  std::vector<AcquireResult> results; // in the order of `locks`; when !acquired, up to the busy one
+  std::size_t busy = 0;             // when !acquired: index in `locks` of the lock that was busy
+};
+
+using NamedBusyCallback = std::function<void(const std::string& name, const Holder& holder, Millis wait_left)>;
+
+// The order locks are taken in: indexes into `locks`, bytewise by name.
+std::vector<std::size_t> take_order(const std::vector<LockKeys>& locks);
+
+// Takes every lock, one by one in take_order, each waiting only until the one
+// deadline request.wait sets for all of them. When one is busy at the deadline,
+// or anything throws (a signal, Redis unreachable), the locks taken so far are
+// released (latest first) before it returns or rethrows.
+Taken acquire_all(Store& store, const AcquireRequest& request, const std::vector<LockKeys>& locks,
+                  SignalFd* signals, const NamedBusyCallback& on_busy);
+
+// Releases every lock (latest taken first), each independently: one that fails
+// or is not held does not stop the others. Results in the order of `locks`;
+// a lock whose release threw has its exception in `errors` (same index).
+struct ReleasedAll {
+  std::vector<ReleaseResult> results;
+  std::vector<std::exception_ptr> errors; // null where the release was answered
+};
+ReleasedAll release_all(Store& store, const std::vector<LockKeys>& locks, Mode mode, const std::string& owner,
+                        bool all) noexcept;
+
+} // namespace rlock::lock
