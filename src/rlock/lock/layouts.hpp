@@ -31,6 +31,9 @@ ReleaseResult rw_release(redis::Client& client, const LockKeys& keys, Mode mode,
                          const std::string& op_id, const std::string& only_if_acquired_by);
 RenewResult rw_renew(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner, Millis lease,
                      redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync);
+// A writer that stops waiting (deadline, signal, error) withdraws what its
+// busy attempts recorded to keep new readers from overtaking it. Never throws.
+void rw_leave(redis::Client& client, const LockKeys& keys, const std::string& owner) noexcept;
 
 // permits.cpp -- RPermitExpirableSemaphore; request.mode.limit permits.
 AcquireResult permit_try_acquire(redis::Client& client, const AcquireRequest& request, const std::string& op_id,

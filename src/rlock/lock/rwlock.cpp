@@ -11,6 +11,8 @@ ReleaseResult rw_release(redis::Client&, const LockKeys&, Mode, const std::strin
                          const std::string&) {
   throw UsageError("-s/--write are not supported yet");
 }
+void rw_leave(redis::Client&, const LockKeys&, const std::string&) noexcept {}
+
 RenewResult rw_renew(redis::Client&, const LockKeys&, Mode, const std::string&, Millis, redis::RetryPolicy::Mode,
                      const redis::SyncReplicas&) {
   throw UsageError("-s/--write are not supported yet");

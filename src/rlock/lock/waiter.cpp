@@ -158,20 +158,27 @@ AcquireResult wait_for_lock(redis::Client& client, const AcquireRequest& request
 
 AcquireResult acquire(redis::Client& client, const AcquireRequest& request, SignalFd* signals,
                       const BusyCallback& on_busy) {
-  if (request.mode.mode != Mode::fair || !request.wait) {
+  // A fair waiter, or a writer, that gives up (deadline, signal, Redis error)
+  // withdraws its place at once, so it stops holding up those behind it.
+  auto leave = [&] {
+    if (request.mode.mode == Mode::fair) {
+      fair_leave(client, request.keys, request.owner);
+    } else if (request.mode.mode == Mode::write) {
+      rw_leave(client, request.keys, request.owner);
+    }
+  };
+  if (!request.wait || (request.mode.mode != Mode::fair && request.mode.mode != Mode::write)) {
     return wait_for_lock(client, request, signals, on_busy);
   }
-  // A fair waiter that gives up (deadline, signal, Redis error) leaves the
-  // queue at once, so it stops blocking the waiters behind it.
   AcquireResult result;
   try {
     result = wait_for_lock(client, request, signals, on_busy);
   } catch (...) {
-    fair_leave(client, request.keys, request.owner);
+    leave();
     throw;
   }
   if (!result.acquired) {
-    fair_leave(client, request.keys, request.owner);
+    leave();
   }
   return result;
 }
