@@ -91,6 +91,15 @@ S=$(name_on_port "$P3" shard)
 redis-cli -h 127.0.0.1 -p "$P3" SSUBSCRIBE "$(chan "$S")" >"$TEST_TMP/ssub.out" 2>&1 &
 SSUB_PID=$!; _pids+=("$SSUB_PID")
 check "redis-cli SSUBSCRIBEd to $(chan "$S") on $P3" wait_until 3 has_shard_sub "$P3" "$S"
+# --- several names in different slots: taken one by one, each on its own node
+M1=$(name_on_port "$P1" many) M2=$(name_on_port "$P2" many) M3=$(name_on_port "$P3" many)
+r -u "$(url "$P1")" acquire "$M3" "$M1" "$M2" --ttl 30s --owner multi
+expect_rc 0 "acquire of three names on three primaries"
+check "each is on its own primary" eval 'on "$P1" "$M1" && on "$P2" "$M2" && on "$P3" "$M3"'
+r -u "$(url "$P2")" release "$M1" "$M2" "$M3" --owner multi
+expect_rc 0 "release of the three"
+check "all three are gone" eval 'off "$P1" "$M1" && off "$P2" "$M2" && off "$P3" "$M3"'
+
 r -u "$(url "$P1")" acquire "$S" --owner o1
 expect_rc 0 "acquire $S via $P1"
 r -u "$(url "$P1")" release "$S" --owner o1
