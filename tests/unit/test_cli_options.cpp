@@ -125,3 +125,25 @@ TEST_CASE("man page and completions name every subcommand and long flag") {
     CHECK(zsh.find(flag) != std::string::npos);
   }
 }
+
+TEST_CASE("modes and several names") {
+  auto inv = parse({"acquire", "A", "B", "--fair"});
+  CHECK(inv.names == std::vector<std::string>{"A", "B"});
+  CHECK(inv.mode.mode == rlock::lock::Mode::fair);
+  CHECK(parse({"run", "X", "-s", "--", "true"}).mode.mode == rlock::lock::Mode::read);
+  CHECK(parse({"release", "X", "--write", "--owner", "o"}).mode.mode == rlock::lock::Mode::write);
+  auto limited = parse({"run", "X", "Y", "--limit", "3", "--", "true"});
+  CHECK(limited.mode.mode == rlock::lock::Mode::limit);
+  CHECK(limited.mode.limit == 3);
+  CHECK(limited.names.size() == 2);
+  CHECK(limited.child_argv == std::vector<std::string>{"true"});
+  CHECK(parse({"acquire", "X"}).mode.mode == rlock::lock::Mode::exclusive);
+  usage_error({"acquire", "X", "-s", "--write"});
+  usage_error({"acquire", "X", "--limit", "0"});
+  usage_error({"acquire", "X", "--limit", "10001"});
+  usage_error({"acquire", "X", "--limit", "2x"});
+  usage_error({"acquire", "X", "Y", "X"});
+  usage_error({"run", "a,b", "c", "--", "true"});
+  usage_error({"-u", "redis://h1", "-u", "redis://h2", "acquire", "X", "--fair"});
+  CHECK(parse({"-u", "redis://h1", "-u", "redis://h2", "acquire", "X", "Y"}).names.size() == 2);
+}

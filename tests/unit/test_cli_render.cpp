@@ -99,3 +99,53 @@ TEST_CASE("the busy phrase says what the record says, or that the holder is unkn
   holder.owner.clear();
   CHECK(rlock::cli::holder_phrase(holder).starts_with("held by an unknown owner"));
 }
+
+TEST_CASE("status of each mode's layout: readers, permits and the fair queue") {
+  rlock::lock::LockState rw;
+  rw.name = "db";
+  rw.type = "hash";
+  rw.mode = "read";
+  rw.ttl = Millis(9'000);
+  rw.owners = {{"r1", 2}, {"r2", 1}};
+  rw.holders = {{"r1", 2, Millis(9'000), rlock::lock::parse_holder_record(R"({"host":"h1","pid":7})")},
+                {"r2", 1, Millis(4'000), std::nullopt}};
+  auto line = rlock::cli::status_line(rw);
+  CHECK(line == "db: read-write lock held for reading, 9s left; 2 readers: r1 (count 2, 9s left, host h1, pid 7); "
+                "r2 (4s left)");
+  auto doc = rlock::cli::status_json(rw);
+  CHECK(doc["mode"] == "read");
+  CHECK(doc["holders"].size() == 2);
+  CHECK(doc["holders"][1]["ttl_ms"] == 4'000);
+  CHECK(doc["holders"][0]["holder"]["host"] == "h1");
+  CHECK(doc["waiters"].empty());
+
+  rlock::lock::LockState sem;
+  sem.name = "pool";
+  sem.type = "string";
+  sem.mode = "semaphore";
+  sem.ttl = Millis(-1);
+  sem.permits_free = 1;
+  sem.holders = {{"p1", 1, Millis(2'500), std::nullopt}};
+  CHECK(sem.held());
+  CHECK(rlock::cli::status_line(sem) == "pool: semaphore, 1 permit held, 1 free: p1 (2.5s left)");
+  auto sdoc = rlock::cli::status_json(sem);
+  CHECK(sdoc["foreign"] == false);
+  CHECK(sdoc["permits_free"] == 1);
+  sem.holders.clear();
+  CHECK_FALSE(sem.held());
+  CHECK(rlock::cli::status_line(sem) == "pool: semaphore, no permit held, 1 free");
+
+  auto fair = held_state();
+  fair.mode = "fair";
+  fair.record.reset();
+  fair.waiters = {{"w1", Millis(7'000), rlock::lock::parse_holder_record(R"({"host":"h2","pid":9,"since_ms":1})"),
+                   Millis(3'000)},
+                  {"w2", std::nullopt, std::nullopt, std::nullopt}};
+  CHECK(rlock::cli::status_line(fair) ==
+        "deploy\\n1: fair lock held by tok:1 (count 2), 29.5s left; 2 waiting in order: w1 (for 3s, host h2, pid 9), w2");
+  auto fdoc = rlock::cli::status_json(fair);
+  CHECK(fdoc["waiters"][0]["owner"] == "w1");
+  CHECK(fdoc["waiters"][0]["waited_ms"] == 3'000);
+  CHECK(fdoc["waiters"][0]["gives_up_in_ms"] == 7'000);
+  CHECK(fdoc["waiters"][1]["waited_ms"].is_null());
+}

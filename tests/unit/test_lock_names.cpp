@@ -1,5 +1,6 @@
 #include <rlock/core/errors.hpp>
 #include <rlock/lock/names.hpp>
+#include <rlock/lock/several.hpp>
 
 #include <doctest/doctest.h>
 
@@ -77,4 +78,30 @@ TEST_CASE("owner tokens: 1-256 printable bytes, never a field of the lock's own 
   CHECK(rlock::lock::is_reserved_field("rlock:meta"));
   CHECK(rlock::lock::is_reserved_field("mode"));
   CHECK_FALSE(rlock::lock::is_reserved_field("uuid:1"));
+}
+
+TEST_CASE("the mode layouts' keys follow Redisson's prefixName and suffixName rules") {
+  auto keys = keys_for("deploy");
+  CHECK(keys.queue == "redisson_lock_queue:{deploy}");
+  CHECK(keys.queue_timeouts == "redisson_lock_timeout:{deploy}");
+  CHECK(keys.rw_channel == "redisson_rwlock:{deploy}");
+  CHECK(keys.reader_prefix == "{deploy}");
+  CHECK(keys.permit_timeouts == "{deploy}:timeout");
+  CHECK(keys.permit_channel == "redisson_sc:{deploy}");
+  auto tagged = keys_for("job:{t1}:x");
+  CHECK(tagged.queue == "redisson_lock_queue:job:{t1}:x");
+  CHECK(tagged.reader_prefix == "job:{t1}:x");
+  CHECK(tagged.permit_timeouts == "job:{t1}:x:timeout");
+  for (const auto* key : {&tagged.queue, &tagged.queue_timeouts, &tagged.waiters, &tagged.rw_channel,
+                          &tagged.permit_timeouts, &tagged.permit_channel, &tagged.permit_records}) {
+    CHECK(hash_slot(*key) == hash_slot(tagged.name));
+  }
+  // A fair waiter's channel and a reader's lease keys stay in the slot whatever the token.
+  CHECK(hash_slot(keys.channel + ":tok}{x") == hash_slot("deploy"));
+  CHECK(hash_slot(keys.reader_prefix + ":a{b}:rwlock_timeout:1") == hash_slot("deploy"));
+}
+
+TEST_CASE("several names are taken in one bytewise order, whatever order they are given in") {
+  std::vector<rlock::lock::LockKeys> locks{keys_for("b"), keys_for("a"), keys_for("B"), keys_for("a2")};
+  CHECK(rlock::lock::take_order(locks) == std::vector<std::size_t>{2, 1, 3, 0});
 }

@@ -101,3 +101,18 @@ TEST_CASE("waiter: a failed SUBSCRIBE is tried again when told, and once more at
   late.subscription_lost();
   CHECK(late.next(t0 + Millis(1000)).step == Step::give_up);
 }
+
+TEST_CASE("waiter: an attempt's retry_after bounds the wait (a fair waiter's refresh, a permit's lease end)") {
+  WaitPlan plan(Millis(30'000), t0);
+  plan.busy(Millis(20'000), t0, Millis(1'000));
+  plan.subscribed();
+  CHECK(plan.next(t0).step == Step::attempt);
+  plan.busy(Millis(20'000), t0 + Millis(5), Millis(1'000));
+  auto next = plan.next(t0 + Millis(5));
+  CHECK(next.step == Step::wait);
+  CHECK(next.until == t0 + Millis(1'005)); // not the holder's lease end 20s away
+  plan.busy(Millis(300), t0 + Millis(1'010), Millis(1'000));
+  CHECK(plan.next(t0 + Millis(1'010)).until == t0 + Millis(1'311)); // the lease end comes first
+  plan.busy(Millis(20'000), t0 + Millis(29'500), Millis(1'000));
+  CHECK(plan.next(t0 + Millis(29'500)).until == t0 + Millis(30'000)); // never past the deadline
+}
