@@ -13,9 +13,10 @@
 -- the permit, and a fencing token from Redisson's counter on each fresh permit.
 --
 -- Size: the total is free + held (NAME + the set's size). A NAME that does
--- not exist is created with ARGV[5] permits (minus any still in the set). A
--- total other than ARGV[5] is set to ARGV[5] when no permit is held (as
--- Redisson's setPermits); while permits are held it is refused: {-5, ...}.
+-- not exist is created with ARGV[5] permits; permits left in the set without
+-- it are void (dropped, with their records). A total other than ARGV[5] is set
+-- to ARGV[5] when no permit is held (as Redisson's setPermits); while permits
+-- are held it is refused: {-5, ...}.
 --
 -- Re-entry: an owner that holds a permit and asks again keeps its one permit;
 -- its level count goes up (release undoes one level; the permit returns at
@@ -124,17 +125,26 @@ end
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 
+local resized = false
+if free == nil then
+  -- No semaphore: create it with N permits. Permits left in the set without
+  -- it (NAME deleted, e.g. by force-unlock) are void: their holders'
+  -- renewals already answer "gone" (permit_renew.lua).
+  redis.call('DEL', timeouts, records)
+  free = limit
+  redis.call('SET', name, free)
+  resized = true
+end
+
 -- Give back the permits whose lease has ended (at most 1000 a call: the rest
 -- stay counted as held until a later call, never the other way round).
 local expired = redis.call('ZRANGEBYSCORE', timeouts, '-inf', now_ms, 'LIMIT', 0, 1000)
 if #expired > 0 then
   redis.call('ZREM', timeouts, unpack(expired))
   redis.call('HDEL', records, unpack(expired))
-  if free ~= nil then
-    free = redis.call('INCRBY', name, #expired)
-    if free > 0 then
-      redis.call(publish, channel, free)
-    end
+  free = redis.call('INCRBY', name, #expired)
+  if free > 0 then
+    redis.call(publish, channel, free)
   end
 end
 
@@ -180,15 +190,19 @@ local function held_fence(record)
   return new_fence(), nil
 end
 
-local function write_record(fence, count, acquired_at)
+-- The records live as long as the longest lease they describe, never longer.
+local function keep_records(lease_left)
+  if redis.call('PTTL', records) < lease_left then
+    redis.call('PEXPIRE', records, lease_left)
+  end
+end
+-- `owner`'s record: a fresh one, for a permit whose lease ends `lease_left` from now.
+local function write_record(fence, count, lease_left)
   redis.call('HSET', records, owner, cjson.encode({
     host = ARGV[7], pid = tonumber(ARGV[8]), command = ARGV[9], version = ARGV[10],
-    acquired_at_ms = acquired_at, ttl_ms = lease, fence = fence, count = count,
+    acquired_at_ms = now_ms, ttl_ms = lease, fence = fence, count = count,
   }))
-  -- The records live as long as the longest lease they describe, never longer.
-  if redis.call('PTTL', records) < lease then
-    redis.call('PEXPIRE', records, lease)
-  end
+  keep_records(lease_left)
 end
 
 -- Applies an answer: remembered in the latch when the token was given.
@@ -205,20 +219,13 @@ if mine and own_token then
   local record = record_of(owner)
   local fence, kept = held_fence(record)
   if not kept then
-    write_record(fence, 1, now_ms)
+    write_record(fence, 1, mine - now_ms)
   end
-  return {1, levels(record), fence, math.max(mine - now_ms, 0)}
+  return {1, levels(record), fence, mine - now_ms}
 end
 
 local held = redis.call('ZCARD', timeouts)
-local resized = false
-if free == nil then
-  -- No semaphore yet (or it was deleted while permits were out): create it
-  -- with N permits in all.
-  free = limit - held
-  redis.call('SET', name, free)
-  resized = true
-elseif free + held ~= limit then
+if free + held ~= limit then
   if held > 0 then
     return {-5, free + held, held}
   end
@@ -238,11 +245,9 @@ if mine then
   if kept then
     kept.count = count
     redis.call('HSET', records, owner, cjson.encode(kept))
-    if redis.call('PTTL', records) < lease_end - now_ms then
-      redis.call('PEXPIRE', records, lease_end - now_ms)
-    end
+    keep_records(lease_end - now_ms)
   else
-    write_record(fence, count, now_ms)
+    write_record(fence, count, lease_end - now_ms)
   end
   return applied(2, count, fence, lease_end - now_ms)
 end
@@ -251,7 +256,7 @@ if free >= 1 then
   free = redis.call('DECRBY', name, 1)
   redis.call('ZADD', timeouts, now_ms + lease, owner)
   local fence = new_fence()
-  write_record(fence, 1, now_ms)
+  write_record(fence, 1, lease)
   if free > 0 and resized then
     -- Created or resized: Redisson's waiters learn there are permits to take.
     redis.call(publish, channel, free)

@@ -26,8 +26,10 @@
 --
 -- Returns {n, free}      released; n levels are still held by the owner (0: the
 --                        permit returned, and `free` permits were published)
---         {-1}           the owner holds no permit and nobody else does (no
---                        semaphore, or its permit expired: given back just now)
+--         {-1}           the owner holds no permit and nobody else does, its
+--                        permit expired (given back just now), or there is no
+--                        semaphore (NAME deleted: permits left in the set are
+--                        void; the owner's is removed)
 --         {-2, holder}   the owner holds no permit; `holder` holds one
 --         {-3, type}     NAME is a key of another type (or a string that is not
 --                        a count): never touched
@@ -85,6 +87,13 @@ end
 if kind ~= 'none' and free == nil then
   return {-3, kind}
 end
+if kind == 'none' then
+  -- No semaphore (NAME deleted, e.g. by force-unlock): any permit left in
+  -- the set is void; the owner's is tidied away.
+  redis.call('ZREM', timeouts, owner)
+  redis.call('HDEL', records, owner)
+  return {-1}
+end
 
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
@@ -98,11 +107,9 @@ if #expired > 0 then
   end
   redis.call('ZREM', timeouts, unpack(expired))
   redis.call('HDEL', records, unpack(expired))
-  if free ~= nil then
-    free = redis.call('INCRBY', name, #expired)
-    if free > 0 then
-      redis.call(publish, channel, free)
-    end
+  free = redis.call('INCRBY', name, #expired)
+  if free > 0 then
+    redis.call(publish, channel, free)
   end
 end
 
@@ -132,21 +139,14 @@ local left = all and 0 or count - 1
 if left > 0 then
   record.count = left
   redis.call('HSET', records, owner, cjson.encode(record))
-  free = tonumber(redis.call('GET', name)) or 0
 else
   -- Publish first: if the user may not publish (an ACL without the channel),
   -- the script fails before changing anything.
-  if free ~= nil then
-    free = free + 1
-  else
-    free = 1 -- NAME was deleted: the next --limit re-creates it; wake its waiters
-  end
+  free = free + 1
   redis.call(publish, channel, free)
   redis.call('ZREM', timeouts, owner)
   redis.call('HDEL', records, owner)
-  if kind == 'string' then
-    redis.call('INCRBY', name, 1)
-  end
+  redis.call('INCRBY', name, 1)
 end
 redis.call('SET', latch, string.format('%d %d', left, free), 'PX', latch_ms)
 return {left, free}

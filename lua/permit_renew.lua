@@ -19,7 +19,8 @@
 --
 -- Returns {1, lease_ms}   renewed; the permit's lease now ends lease_ms from now
 --         {-1}            the owner's permit is gone (expired, released, removed)
---                         and nobody else holds one, or no semaphore
+--                         and nobody else holds one, or there is no semaphore
+--                         (NAME deleted, e.g. by force-unlock: its permits are void)
 --         {-2, holder}    the owner holds no permit; `holder` holds one
 --         {-3, type}      NAME is a key of another type: never touched
 --         {-4, layout}    NAME is a lock hash ('exclusive', 'read', 'write')
@@ -55,6 +56,9 @@ end
 if kind ~= 'none' and free == nil then
   return {-3, kind}
 end
+if kind == 'none' then
+  return {-1} -- no semaphore (NAME deleted, e.g. by force-unlock): its permits are void
+end
 
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
@@ -68,11 +72,9 @@ if #expired > 0 then
   end
   redis.call('ZREM', timeouts, unpack(expired))
   redis.call('HDEL', records, unpack(expired))
-  if free ~= nil then
-    free = redis.call('INCRBY', name, #expired)
-    if free > 0 then
-      redis.call(publish, channel, free)
-    end
+  free = redis.call('INCRBY', name, #expired)
+  if free > 0 then
+    redis.call(publish, channel, free)
   end
 end
 
