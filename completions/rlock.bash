@@ -68,20 +68,24 @@ _rlock() {
       COMPREPLY=($(compgen -W "1 1/500ms 1/1s 2 2/1s" -- "$cur"))
       return
       ;;
+    --limit)
+      COMPREPLY=($(compgen -W "1 2 3 4 5 10" -- "$cur"))
+      return
+      ;;
     --owner | --match | --tls-server-name | -E | --conflict-exit-code)
       return
       ;;
   esac
 
-  local opts
+  local opts modes="--fair -s --shared --write --limit"
   case $sub in
     "") opts="$global $subcommands" ;;
-    acquire) opts="--ttl -w --wait -n --no-wait --owner --json -h --help" ;;
-    release) opts="--owner --all --json -h --help" ;;
-    renew) opts="--owner --ttl --json -h --help" ;;
+    acquire) opts="--ttl -w --wait -n --no-wait --owner $modes --json -h --help" ;;
+    release) opts="--owner --all $modes --json -h --help" ;;
+    renew) opts="--owner --ttl $modes --json -h --help" ;;
     status) opts="--match --json -h --help" ;;
     force-unlock) opts="--json -h --help" ;;
-    run) opts="--ttl -w --wait -n --no-wait --on-lost --kill-after --hold-min --max-hold --wait-descendants -h --help --" ;;
+    run) opts="--ttl -w --wait -n --no-wait $modes --on-lost --kill-after --hold-min --max-hold --wait-descendants -h --help --" ;;
     *) return ;;
   esac
   if [ -z "$sub" ] || [[ $cur == -* ]]; then

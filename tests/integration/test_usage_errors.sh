@@ -28,7 +28,12 @@ usage "missing NAME (release)" -- release --owner o
 usage "missing NAME (renew)" -- renew --owner o
 usage "missing NAME (force-unlock)" -- force-unlock
 usage "missing NAME (run)" -- run -- true
-usage "two NAMEs for acquire" -- acquire X Y
+usage "a NAME twice for acquire" --has '"X" is named twice' -- acquire X Y X
+usage "two modes" -- acquire X --fair --write
+usage "--limit 0" --has --limit -- acquire X --limit 0
+usage "--limit x" --has --limit -- acquire X --limit x
+usage "a mode on a Redlock" --has Redlock -- -u redis://127.0.0.1:1 -u redis://127.0.0.1:2 acquire X -s
+usage "a comma in one of several names" --has comma -- acquire X a,b
 usage "--ttl 0" --has --ttl --has "'0'" -- acquire X --ttl 0
 usage "--ttl -1" --has --ttl --has "-1" -- acquire X --ttl -1
 usage "--ttl abc" --has --ttl --has abc -- acquire X --ttl abc

@@ -67,6 +67,13 @@ std::string layout_phrase(std::string_view layout) {
 }
 
 std::string holder_phrase(const lock::Holder& holder) {
+  if (holder.type == "semaphore") {
+    std::string who = holder.owner.empty() ? std::string() : " by " + printable(holder.owner);
+    if (holder.record) {
+      who += record_phrase(*holder.record);
+    }
+    return fmt::format("every permit is taken; the next lease to end is held{}, {}", who, ttl_phrase(holder.ttl));
+  }
   if (!holder.mode.empty()) {
     std::string who = holder.owner.empty() ? std::string("") : " by " + printable(holder.owner);
     if (holder.record) {
@@ -131,29 +138,9 @@ nlohmann::json nodes_json(const std::vector<std::pair<std::string, std::string>>
 
 namespace {
 
-std::string single_status_line(const lock::LockState& state) {
-  std::string name = printable(state.name);
-  if (!state.held()) {
-    return fmt::format("{}: free", name);
-  }
-  if (state.type != "hash") {
-    return fmt::format("{}: held by a foreign {} key, {}", name, state.type, ttl_phrase(state.ttl));
-  }
-  if (!state.complete) {
-    return fmt::format("{}: a hash too big to be a lock (not read), {}", name, ttl_phrase(state.ttl));
-  }
-  std::string out = fmt::format("{}: held", name);
-  for (const auto& [owner, count] : state.owners) {
-    out += fmt::format(" by {} (count {})", printable(owner), count);
-  }
-  out += fmt::format(", {}", ttl_phrase(state.ttl));
-  if (!state.record) {
-    return out;
-  }
-  const auto& record = *state.record;
-  if (!record.readable()) {
-    return out + ", holder unknown (unreadable rlock:meta)";
-  }
+// ", host h, pid 1, since T, cmd "c"": what a record says, or nothing.
+std::string record_details(const lock::HolderRecord& record) {
+  std::string out;
   if (record.fence) {
     out += fmt::format(", fence {}", *record.fence);
   }
@@ -170,6 +157,95 @@ std::string single_status_line(const lock::LockState& state) {
     out += fmt::format(", cmd {}", quote(*record.command));
   }
   return out;
+}
+
+// The holders of a shared layout (readers, permits), each with its own lease.
+std::string holders_phrase(const lock::LockState& state) {
+  std::string out;
+  for (const auto& holder : state.holders) {
+    out += fmt::format("{} {} ({}{}{})", out.empty() ? "" : ";", printable(holder.owner),
+                       holder.count > 1 ? fmt::format("count {}, ", holder.count) : std::string(),
+                       ttl_phrase(holder.ttl), holder.record ? record_details(*holder.record) : std::string());
+  }
+  return out;
+}
+
+// "; 2 waiting: a (for 3s), b" for a fair queue.
+std::string waiters_phrase(const lock::LockState& state) {
+  if (state.waiters.empty()) {
+    return "";
+  }
+  std::string out = fmt::format("; {} waiting in order:", state.waiters.size());
+  for (std::size_t i = 0; i < state.waiters.size(); ++i) {
+    const auto& waiter = state.waiters[i];
+    out += fmt::format("{} {}", i ? "," : "", printable(waiter.owner));
+    std::string details;
+    if (waiter.waited) {
+      details = "for " + format_duration(*waiter.waited);
+    }
+    if (waiter.record && waiter.record->host) {
+      details += (details.empty() ? "" : ", ") + ("host " + printable(*waiter.record->host));
+    }
+    if (waiter.record && waiter.record->pid) {
+      details += (details.empty() ? "" : ", ") + fmt::format("pid {}", *waiter.record->pid);
+    }
+    if (!details.empty()) {
+      out += " (" + details + ")";
+    }
+  }
+  return out;
+}
+
+std::string single_status_line(const lock::LockState& state) {
+  std::string name = printable(state.name);
+  if (state.mode == "semaphore") {
+    std::string free = state.permits_free ? fmt::format(", {} free", *state.permits_free) : std::string();
+    if (state.holders.empty()) {
+      return fmt::format("{}: semaphore, no permit held{}", name, free);
+    }
+    return fmt::format("{}: semaphore, {} permit{} held{}:{}", name, state.holders.size(),
+                       state.holders.size() == 1 ? "" : "s", free, holders_phrase(state));
+  }
+  if (!state.held()) {
+    return fmt::format("{}: free", name);
+  }
+  if ((state.mode == "read" || state.mode == "write") && state.complete) {
+    std::string out = fmt::format("{}: read-write lock held for {}", name, state.mode == "read" ? "reading" : "writing");
+    for (const auto& [owner, count] : state.owners) {
+      if (owner.ends_with(":write")) {
+        out += fmt::format(" by writer {} (count {})", printable(owner), count);
+      }
+    }
+    out += fmt::format(", {}", ttl_phrase(state.ttl));
+    if (state.record && state.record->readable()) {
+      out += record_details(*state.record);
+    }
+    if (!state.holders.empty()) {
+      std::size_t readers = std::count_if(state.holders.begin(), state.holders.end(),
+                                          [](const auto& h) { return !h.owner.ends_with(":write"); });
+      out += fmt::format("; {} reader{}:{}", readers, readers == 1 ? "" : "s", holders_phrase(state));
+    }
+    return out + waiters_phrase(state);
+  }
+  if (state.type != "hash") {
+    return fmt::format("{}: held by a foreign {} key, {}", name, state.type, ttl_phrase(state.ttl));
+  }
+  if (!state.complete) {
+    return fmt::format("{}: a hash too big to be a lock (not read), {}", name, ttl_phrase(state.ttl));
+  }
+  std::string out = fmt::format("{}: {}held", name, state.mode == "fair" ? "fair lock " : "");
+  for (const auto& [owner, count] : state.owners) {
+    out += fmt::format(" by {} (count {})", printable(owner), count);
+  }
+  out += fmt::format(", {}", ttl_phrase(state.ttl));
+  if (!state.record) {
+    return out + waiters_phrase(state);
+  }
+  const auto& record = *state.record;
+  if (!record.readable()) {
+    return out + ", holder unknown (unreadable rlock:meta)" + waiters_phrase(state);
+  }
+  return out + record_details(record) + waiters_phrase(state);
 }
 
 } // namespace
@@ -197,14 +273,37 @@ nlohmann::json status_json(const lock::LockState& state) {
       {"name", state.name},
       {"held", state.held()},
       {"type", state.held() ? nlohmann::json(state.type) : nlohmann::json(nullptr)},
-      {"foreign", state.held() && state.type != "hash"},
+      {"foreign", state.held() && state.type != "hash" && state.mode != "semaphore"},
       {"ttl_ms", state.held() ? nlohmann::json(state.ttl.count()) : nlohmann::json(nullptr)},
       {"owners", owners},
       {"owner", state.owners.empty() ? nlohmann::json(nullptr) : nlohmann::json(state.owners.front().first)},
       {"count", state.owners.empty() ? 0 : state.owners.front().second},
       {"fence", state.record ? or_null(state.record->fence) : nlohmann::json(nullptr)},
       {"holder", holder_json(state.record)},
+      {"mode", state.mode.empty() ? nlohmann::json(nullptr) : nlohmann::json(state.mode)},
   };
+  if (!state.holders.empty() || state.mode == "read" || state.mode == "write" || state.mode == "semaphore") {
+    nlohmann::json holders = nlohmann::json::array();
+    for (const auto& holder : state.holders) {
+      holders.push_back({{"owner", holder.owner},
+                         {"count", holder.count},
+                         {"ttl_ms", holder.ttl.count()},
+                         {"holder", holder_json(holder.record)}});
+    }
+    out["holders"] = holders;
+  }
+  if (state.permits_free) {
+    out["permits_free"] = *state.permits_free;
+  }
+  nlohmann::json waiters = nlohmann::json::array();
+  for (const auto& waiter : state.waiters) {
+    waiters.push_back({{"owner", waiter.owner},
+                       {"waited_ms", waiter.waited ? nlohmann::json(waiter.waited->count()) : nlohmann::json(nullptr)},
+                       {"gives_up_in_ms",
+                        waiter.gives_up_in ? nlohmann::json(waiter.gives_up_in->count()) : nlohmann::json(nullptr)},
+                       {"holder", holder_json(waiter.record)}});
+  }
+  out["waiters"] = waiters;
   if (!state.nodes.empty()) {
     nlohmann::json nodes = nlohmann::json::array();
     for (const auto& view : state.nodes) {

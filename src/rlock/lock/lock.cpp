@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <fnmatch.h>
 #include <sys/random.h>
 
 #include <algorithm>
@@ -34,35 +35,129 @@ long long count_of(const redis::Reply& value) {
 // per hash, so no reply is larger than about 5 MiB.
 constexpr std::size_t k_inspect_batch = 64;
 
+// A raw record value ('' or false: none).
+std::optional<HolderRecord> record_of(const redis::Reply& value) {
+  if (value.is_nil() || value.type != redis::Reply::Type::string || value.str.empty()) {
+    return std::nullopt;
+  }
+  return parse_holder_record(value.str);
+}
+
+LockState decode_state(const std::string& name, const redis::Reply& entry) {
+  constexpr std::string_view k_reader_record = "rlock:meta:";
+  LockState state;
+  state.name = name;
+  state.type = element(entry, 0).as_string();
+  state.ttl = Millis(element(entry, 1).as_integer());
+  state.complete = element(entry, 3).as_integer() == 1;
+  std::vector<std::pair<std::string, HolderRecord>> reader_records;
+  const auto& fields = element(entry, 2);
+  for (std::size_t f = 0; f + 1 < fields.elements.size(); f += 2) {
+    const auto& field = fields.elements[f].as_string();
+    const auto& value = fields.elements[f + 1];
+    if (field == k_meta_field) {
+      state.record = parse_holder_record(value.is_nil() ? "" : value.as_string());
+    } else if (field.starts_with(k_reader_record)) {
+      reader_records.emplace_back(field.substr(k_reader_record.size()),
+                                  parse_holder_record(value.is_nil() ? "" : value.as_string()));
+    } else if (field == "mode") {
+      state.mode = value.is_nil() ? "?" : value.as_string();
+    } else if (!is_reserved_field(field)) {
+      state.owners.emplace_back(field, count_of(value));
+    }
+  }
+  const auto& queue = element(entry, 4);
+  for (std::size_t q = 0; q + 2 < queue.elements.size(); q += 3) {
+    WaiterView waiter;
+    waiter.owner = queue.elements[q].as_string();
+    if (queue.elements[q + 1].type == redis::Reply::Type::integer) {
+      waiter.gives_up_in = Millis(queue.elements[q + 1].integer);
+    }
+    waiter.record = record_of(queue.elements[q + 2]);
+    if (waiter.record && waiter.record->since_ms && entry.elements.size() > 7) {
+      waiter.waited = Millis(std::max(0LL, element(entry, 7).as_integer() - *waiter.record->since_ms));
+    }
+    state.waiters.push_back(std::move(waiter));
+  }
+  const auto& readers = element(entry, 5);
+  for (std::size_t r = 0; r + 1 < readers.elements.size(); r += 2) {
+    HolderView reader;
+    reader.owner = readers.elements[r].as_string();
+    reader.ttl = Millis(readers.elements[r + 1].as_integer());
+    for (const auto& [owner, count] : state.owners) {
+      reader.count = owner == reader.owner ? count : reader.count;
+    }
+    for (auto& [owner, record] : reader_records) {
+      if (owner == reader.owner) {
+        reader.record = record;
+      }
+    }
+    state.holders.push_back(std::move(reader));
+  }
+  const auto& permits = element(entry, 6);
+  if (!permits.elements.empty()) {
+    state.mode = "semaphore";
+    try {
+      state.permits_free = permits.elements[0].as_integer();
+    } catch (const RedisError&) {
+      // not a number: a foreign string after all; shown with what could be read
+    }
+    for (std::size_t p = 1; p + 2 < permits.elements.size(); p += 3) {
+      HolderView permit;
+      permit.owner = permits.elements[p].as_string();
+      permit.ttl = Millis(permits.elements[p + 1].as_integer());
+      permit.record = record_of(permits.elements[p + 2]);
+      state.holders.push_back(std::move(permit));
+    }
+  } else if (state.type == "hash" && state.mode.empty()) {
+    state.mode = state.waiters.empty() ? "exclusive" : "fair";
+  }
+  return state;
+}
+
 std::vector<LockState> inspect_batch(redis::Client& client, const std::vector<std::string>& names) {
-  auto reply = run_script(client, one_shot(client, false), scripts::inspect, names, {}).reply;
+  std::vector<std::string> companions;
+  for (const auto& name : names) {
+    try {
+      auto lock = keys_for(name);
+      companions.insert(companions.end(), {lock.queue, lock.queue_timeouts, lock.waiters, lock.permit_timeouts,
+                                           lock.permit_records, lock.reader_prefix});
+    } catch (const UsageError&) {
+      // A key found by SCAN whose companions would not share its slot (rlock
+      // never makes one): read it alone (the script finds no companion in NAME).
+      companions.insert(companions.end(), 6, name);
+    }
+  }
+  auto reply = run_script(client, one_shot(client, false), scripts::inspect, names, companions).reply;
   std::vector<LockState> states;
   states.reserve(names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
-    const auto& entry = element(reply, i);
-    LockState state;
-    state.name = names[i];
-    state.type = element(entry, 0).as_string();
-    state.ttl = Millis(element(entry, 1).as_integer());
-    state.complete = element(entry, 3).as_integer() == 1;
-    const auto& fields = element(entry, 2);
-    for (std::size_t f = 0; f + 1 < fields.elements.size(); f += 2) {
-      const auto& field = fields.elements[f].as_string();
-      const auto& value = fields.elements[f + 1];
-      if (field == k_meta_field) {
-        state.record = parse_holder_record(value.is_nil() ? "" : value.as_string());
-      } else if (!is_reserved_field(field)) {
-        state.owners.emplace_back(field, count_of(value));
-      }
-    }
-    states.push_back(std::move(state));
+    states.push_back(decode_state(names[i], element(reply, i)));
   }
   return states;
+}
+
+// The semaphore whose permit set is `key` ({NAME}:timeout, or NAME:timeout
+// when NAME has a '{'), if it is one.
+std::optional<std::string> semaphore_of(const std::string& key) {
+  constexpr std::string_view k_suffix = ":timeout";
+  if (!key.ends_with(k_suffix)) {
+    return std::nullopt;
+  }
+  std::string base = key.substr(0, key.size() - k_suffix.size());
+  std::string name = base.size() > 2 && base.front() == '{' && base.back() == '}' ? base.substr(1, base.size() - 2) : base;
+  if (name.empty() || suffixed_name(name, "timeout") != key) {
+    return std::nullopt;
+  }
+  return name;
 }
 
 // A hash that looks like a lock: owner fields with positive counts, and a lease
 // (Redisson always sets one) or rlock's record; a counter hash without expiry is not.
 bool lock_shaped(const LockState& state) {
+  if (state.mode == "semaphore") {
+    return !state.holders.empty();
+  }
   if (state.type != "hash" || !state.complete || (state.owners.empty() && !state.record)) {
     return false;
   }
@@ -331,23 +426,33 @@ std::vector<LockState> find_locks(redis::Client& client, const std::string& patt
   // ends a scan, and says so.
   constexpr long k_max_rounds = 1'000'000;
   std::vector<std::string> candidates;
-  for (const auto& node : client.primaries()) {
+  auto scan = [&](const redis::Endpoint& node, const std::string& match, const char* type, auto&& take) {
     std::string cursor = "0";
     long round = 0;
     do {
       if (++round > k_max_rounds) {
         throw RedisError(RedisErrorKind::protocol,
-                         fmt::format("SCAN of {} did not end after {} rounds ({} hashes seen); listing stopped",
+                         fmt::format("SCAN of {} did not end after {} rounds ({} keys seen); listing stopped",
                                      node.display(), k_max_rounds, candidates.size()));
       }
       auto reply = redis::send_with_retries(one_shot(client, false), [&] {
-        return client.command_on(node, {"SCAN", cursor, "MATCH", pattern, "COUNT", "1000", "TYPE", "hash"});
+        return client.command_on(node, {"SCAN", cursor, "MATCH", match, "COUNT", "1000", "TYPE", type});
       });
       cursor = element(reply, 0).as_string();
       for (const auto& key : element(reply, 1).elements) {
-        candidates.push_back(key.as_string());
+        take(key.as_string());
       }
     } while (cursor != "0");
+  };
+  for (const auto& node : client.primaries()) {
+    // Locks of the hash layouts (RLock, RFairLock, RReadWriteLock)...
+    scan(node, pattern, "hash", [&](std::string key) { candidates.push_back(std::move(key)); });
+    // ...and semaphores with permits out, found by their permit set {NAME}:timeout.
+    scan(node, "*:timeout", "zset", [&](const std::string& key) {
+      if (auto name = semaphore_of(key); name && fnmatch(pattern.c_str(), name->c_str(), 0) == 0) {
+        candidates.push_back(std::move(*name));
+      }
+    });
   }
   // SCAN may return a key more than once (a rehash during the scan).
   std::sort(candidates.begin(), candidates.end());

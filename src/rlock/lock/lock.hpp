@@ -136,15 +136,38 @@ struct NodeView {
   std::string error;
 };
 
+// One holder of a shared layout: a reader of a read-write lock, or a permit of
+// a semaphore, with its own lease.
+struct HolderView {
+  std::string owner;
+  long long count = 1; // reentry levels (readers); 1 for a permit
+  Millis ttl{0};       // its own lease left (-2: none left)
+  std::optional<HolderRecord> record; // rlock's record of it, when there is one
+};
+
+// A waiter queued for a fair lock, in queue order.
+struct WaiterView {
+  std::string owner;
+  std::optional<Millis> gives_up_in; // its give-up time in the queue, from now
+  std::optional<HolderRecord> record; // rlock's record of it (host, pid, command, since_ms)
+  std::optional<Millis> waited;       // for how long (server clock), when its record says since when
+};
+
 struct LockState {
   std::string name;
   std::string type; // "none" when free
   Millis ttl{0};    // PTTL: -1 no expiry
+  // "exclusive" (RLock), "fair" (RLock hash with a queue), "read" / "write"
+  // (RReadWriteLock), "semaphore" (RPermitExpirableSemaphore); "" for a foreign key or none
+  std::string mode;
   std::vector<std::pair<std::string, long long>> owners; // token, count (0: not a count)
   std::optional<HolderRecord> record;                    // nullopt: no 'rlock:meta'
+  std::vector<HolderView> holders; // read-write lock: each reader; semaphore: each permit
+  std::vector<WaiterView> waiters; // fair queue, in order
+  std::optional<long long> permits_free; // semaphore: the free permits it counts
   bool complete = true; // false: a hash too big to be a lock; its fields were not read
   std::vector<NodeView> nodes; // Redlock: each master's view (the fields above: the majority's)
-  bool held() const { return type != "none"; }
+  bool held() const { return mode == "semaphore" ? !holders.empty() : type != "none"; }
 };
 
 // Reads the state of locks, changing nothing (in batches: bounded replies; on

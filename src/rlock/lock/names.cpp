@@ -21,14 +21,8 @@ std::string prefixed_name(std::string_view prefix, std::string_view name) {
   return fmt::format("{}:{{{}}}", prefix, name);
 }
 
-LockKeys keys_for(std::string_view name) {
-  if (name.empty()) {
-    throw UsageError("lock name is empty");
-  }
-  if (name.size() > k_max_name) {
-    throw UsageError(fmt::format("lock name is {} bytes long; the limit is {}", name.size(), k_max_name));
-  }
-  LockKeys keys{std::string(name),
+LockKeys layout_keys(std::string_view name) {
+  return LockKeys{std::string(name),
                 prefixed_name("redisson_lock_token", name),
                 prefixed_name("redisson_lock__channel", name),
                 prefixed_name("redisson_unlock_latch", name),
@@ -41,6 +35,16 @@ LockKeys keys_for(std::string_view name) {
                 suffixed_name(name, "timeout"),
                 prefixed_name("redisson_sc", name),
                 prefixed_name("rlock_permits", name)};
+}
+
+LockKeys keys_for(std::string_view name) {
+  if (name.empty()) {
+    throw UsageError("lock name is empty");
+  }
+  if (name.size() > k_max_name) {
+    throw UsageError(fmt::format("lock name is {} bytes long; the limit is {}", name.size(), k_max_name));
+  }
+  LockKeys keys = layout_keys(name);
   auto slot = hash_slot(keys.name);
   // An op id is hex, an owner token anything: every latch key, per-waiter
   // channel and reader lease key of the lock hashes like these samples.

@@ -43,6 +43,10 @@ std::string suffixed_name(std::string_view name, std::string_view suffix);
 // returns its keys. Throws UsageError saying what is wrong.
 LockKeys keys_for(std::string_view name);
 
+// The keys of NAME by Redisson's naming rules, unchecked: for reading a key
+// found by SCAN, whatever its name.
+LockKeys layout_keys(std::string_view name);
+
 // The latch key of one request: "PREFIX:OP" (Redisson's getUnlockLatchName shape).
 // `op_id` is a new_op_id() (hex, no braces), so the key stays in PREFIX's slot.
 std::string latch_key(std::string_view prefix, std::string_view op_id);

@@ -62,7 +62,7 @@ std::optional<std::string> text(const nlohmann::json& value) {
 } // namespace
 
 bool HolderRecord::readable() const {
-  return host || pid || command || acquired_at_ms || ttl_ms || fence || version;
+  return host || pid || command || acquired_at_ms || ttl_ms || fence || version || since_ms;
 }
 
 HolderRecord parse_holder_record(std::string_view raw) {
@@ -97,6 +97,9 @@ HolderRecord parse_holder_record(std::string_view raw) {
   }
   if (const auto* v = field("version")) {
     record.version = text(*v);
+  }
+  if (const auto* v = field("since_ms")) {
+    record.since_ms = whole_number(*v, 0, k_max_epoch_ms);
   }
   return record;
 }

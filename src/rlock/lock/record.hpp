@@ -19,6 +19,7 @@ struct HolderRecord {
   std::optional<long long> ttl_ms;         // the lease it was taken with: 1ms .. 365 days
   std::optional<long long> fence;          // >= 0
   std::optional<std::string> version;
+  std::optional<long long> since_ms; // a waiter's record: waiting since (server time, ms)
 
   // True when at least one value could be read.
   bool readable() const;
