@@ -96,6 +96,20 @@ r release RE --limit 2 --owner me --all --json
 expect_rc 0 "release --all"
 check "--all gave the permit back (remaining 0, 2 free)" test "$(jget "$OUT" remaining) $(free_of RE)" = "0 2"
 
+# --- a nested run (RLOCK_OWNER inherited) re-enters: its release leaves the
+# outer run's permit in place, so the outer run is not lost
+T=$TEST_TMP/nest
+bg "$T" run NE --limit 1 --ttl 1.5s -- sh -c '
+  "$1" run NE --limit 1 -- sh -c "redis-cli -p $2 ZCARD \"{NE}:timeout\" >$3.inner"
+  sleep 1.2
+  redis-cli -p $2 ZCARD "{NE}:timeout" >$3.after' sh "$RLOCK" "$REDIS_PORT" "$T"
+check "the outer run ends" wait_until 10 bg_done "$T"
+check "it exits 0, not lost (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 0
+check "inside the inner run: still one permit ($(cat "$T.inner" 2>/dev/null))" test "$(cat "$T.inner" 2>/dev/null)" = 1
+check "after the inner run: the outer's permit is still held ($(cat "$T.after" 2>/dev/null))" \
+  test "$(cat "$T.after" 2>/dev/null)" = 1
+check "at the end: NE's permit is back (1 free, none held)" test "$(free_of NE) $(held NE)" = "1 0"
+
 # --- sizing: created with N; resized only while no permit is held
 r acquire SZ --limit 2 --owner a
 r acquire SZ --limit 3 -n --owner b
@@ -301,9 +315,9 @@ check "the tree is up (rlock $guardian, supervisor $supervisor, child $child)" \
 victim=$(rcli ZRANGE "$(zset K)" 0 -1)
 check "K's one permit is held ($victim)" test "$(held K) $(free_of K)" = "1 0"
 sleep 1.1 # a renewal (every TTL/3) has moved the lease end
-end=$(score K "$victim")
 t_kill=$(ms); kill_srv=$(srv_ms)
 kill -9 "$supervisor" "$guardian" "$child"
+end=$(score K "$victim") # nobody renews it any more
 W=$TEST_TMP/kw
 bg "$W" acquire K --limit 1 -w 10s --owner after-kill
 check "the killed tree is gone" wait_until 2 dead_all "$supervisor" "$guardian" "$child"
