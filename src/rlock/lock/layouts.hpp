@@ -38,7 +38,7 @@ void rw_leave(redis::Client& client, const LockKeys& keys, const std::string& ow
 // permits.cpp -- RPermitExpirableSemaphore; request.mode.limit permits.
 AcquireResult permit_try_acquire(redis::Client& client, const AcquireRequest& request, const std::string& op_id,
                                  const redis::RetryScope& scope);
-ReleaseResult permit_release(redis::Client& client, const LockKeys& keys, const std::string& owner,
+ReleaseResult permit_release(redis::Client& client, const LockKeys& keys, const std::string& owner, bool all,
                              const std::string& op_id, const std::string& only_if_acquired_by);
 RenewResult permit_renew(redis::Client& client, const LockKeys& keys, const std::string& owner, Millis lease,
                          redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync);

@@ -324,7 +324,7 @@ ReleaseResult release(redis::Client& client, const LockKeys& keys, Mode mode, co
   case Mode::write:
     return rw_release(client, keys, mode, owner, all, op_id, only_if_acquired_by);
   case Mode::limit:
-    return permit_release(client, keys, owner, op_id, only_if_acquired_by);
+    return permit_release(client, keys, owner, all, op_id, only_if_acquired_by);
   }
   auto scope = one_shot(client, true);
   const std::string publish = client.publish_command();

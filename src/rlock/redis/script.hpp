@@ -37,4 +37,7 @@ extern const redis::Script renew;
 extern const redis::Script force_unlock;
 extern const redis::Script inspect;
 extern const redis::Script fence_raise;
+extern const redis::Script permit_acquire;
+extern const redis::Script permit_release;
+extern const redis::Script permit_renew;
 } // namespace rlock::scripts
