@@ -117,10 +117,14 @@ std::string not_held_reason(lock::OwnerCheck check, const std::string& detail) {
   case lock::OwnerCheck::other:
     return fmt::format("not held by this owner: held by {}", printable(detail));
   case lock::OwnerCheck::foreign:
-    return fmt::format("not a lock: the key is a {}; left untouched", detail);
+    return fmt::format("not a lock: the key is a {}{}; left untouched", detail,
+                       detail == "string" ? " (a --limit semaphore is released with --limit N)" : "");
   case lock::OwnerCheck::layout:
-    return fmt::format("not held in this mode: it is {}; give its mode ({})", layout_phrase(detail),
-                       detail == "read" ? "-s" : detail == "write" ? "--write" : "--limit N");
+    return fmt::format("not held in this mode: it is {}; {}", layout_phrase(detail),
+                       detail == "read"        ? "give -s"
+                       : detail == "write"     ? "give --write"
+                       : detail == "semaphore" ? "give --limit N"
+                                               : "give no mode flag");
   default:
     return "";
   }

@@ -61,7 +61,7 @@ std::string layout_phrase(std::string_view layout) {
     return "a semaphore (Redisson RPermitExpirableSemaphore; take it with --limit N)";
   }
   if (layout == "exclusive" || layout == "fair") {
-    return "a plain lock (Redisson RLock or RFairLock)";
+    return "a plain lock (Redisson RLock or RFairLock; take it with no mode flag, or --fair)";
   }
   return fmt::format("a lock of another kind ({})", printable(layout));
 }
@@ -82,8 +82,8 @@ std::string holder_phrase(const lock::Holder& holder) {
     return fmt::format("held as {}{}, {}", layout_phrase(holder.mode), who, ttl_phrase(holder.ttl));
   }
   if (holder.type != "hash" && !holder.type.empty()) {
-    return fmt::format("held by a foreign {} key (not an rlock/Redisson lock), {}", holder.type,
-                       ttl_phrase(holder.ttl));
+    return fmt::format("held by a foreign {} key (not an rlock/Redisson lock{}), {}", holder.type,
+                       holder.type == "string" ? ", or a --limit semaphore" : "", ttl_phrase(holder.ttl));
   }
   std::string who = holder.owner.empty() ? std::string("an unknown owner") : printable(holder.owner);
   if (holder.record) {
