@@ -40,7 +40,8 @@ LockKeys keys_for(std::string_view name) {
                 name.find('{') != std::string_view::npos ? std::string(name) : fmt::format("{{{}}}", name),
                 suffixed_name(name, "timeout"),
                 prefixed_name("redisson_sc", name),
-                prefixed_name("rlock_permits", name)};
+                prefixed_name("rlock_permits", name),
+                prefixed_name("rlock_write_intent", name)};
   auto slot = hash_slot(keys.name);
   // An op id is hex, an owner token anything: every latch key, per-waiter
   // channel and reader lease key of the lock hashes like these samples.
@@ -49,7 +50,7 @@ LockKeys keys_for(std::string_view name) {
   bool same_slot = true;
   for (const auto* key : {&keys.fence_key, &keys.channel, &keys.queue, &keys.queue_timeouts, &keys.waiters,
                           &keys.rw_channel, &keys.reader_prefix, &keys.permit_timeouts, &keys.permit_channel,
-                          &keys.permit_records}) {
+                          &keys.permit_records, &keys.write_intent}) {
     same_slot = same_slot && hash_slot(*key) == slot;
   }
   same_slot = same_slot && hash_slot(fmt::format("{}:{}", keys.channel, k_sample_owner)) == slot &&
