@@ -37,4 +37,8 @@ extern const redis::Script renew;
 extern const redis::Script force_unlock;
 extern const redis::Script inspect;
 extern const redis::Script fence_raise;
+extern const redis::Script rw_acquire;
+extern const redis::Script rw_release;
+extern const redis::Script rw_renew;
+extern const redis::Script rw_leave;
 } // namespace rlock::scripts
