@@ -146,7 +146,7 @@ t0=$(ms)
 r acquire -s KD -w 15s --owner after
 d=$(( $(ms) - t0 ))
 expect_rc 0 "a reader gets in after the dead writer's intent lapsed"
-check "within the intent's life (${d}ms <= 6000)" test "$d" -le 6000
+check "within the intent's life and a little (${d}ms <= 7000)" test "$d" -le 7000
 echo "  reader entered ${d}ms after the writer was killed"
 
 # ===== --write re-entry, downgrade, and the unlock messages
