@@ -34,7 +34,8 @@ LockKeys layout_keys(std::string_view name) {
                 name.find('{') != std::string_view::npos ? std::string(name) : fmt::format("{{{}}}", name),
                 suffixed_name(name, "timeout"),
                 prefixed_name("redisson_sc", name),
-                prefixed_name("rlock_permits", name)};
+                prefixed_name("rlock_permits", name),
+                prefixed_name("rlock_write_intent", name)};
 }
 
 LockKeys keys_for(std::string_view name) {
@@ -53,7 +54,7 @@ LockKeys keys_for(std::string_view name) {
   bool same_slot = true;
   for (const auto* key : {&keys.fence_key, &keys.channel, &keys.queue, &keys.queue_timeouts, &keys.waiters,
                           &keys.rw_channel, &keys.reader_prefix, &keys.permit_timeouts, &keys.permit_channel,
-                          &keys.permit_records}) {
+                          &keys.permit_records, &keys.write_intent}) {
     same_slot = same_slot && hash_slot(*key) == slot;
   }
   same_slot = same_slot && hash_slot(fmt::format("{}:{}", keys.channel, k_sample_owner)) == slot &&

@@ -33,6 +33,7 @@ struct LockKeys {
   std::string permit_timeouts; // {NAME}:timeout                 limit: permit id -> lease end (ms)
   std::string permit_channel;  // redisson_sc:{NAME}             limit: release messages
   std::string permit_records;  // rlock_permits:{NAME}           limit: rlock's record of each permit holder
+  std::string write_intent;    // rlock_write_intent:{NAME}      write: waiting writers (owner -> lapse time, ms)
 };
 
 // Redisson's suffixName rule: "{NAME}:SUFFIX", or "NAME:SUFFIX" when NAME

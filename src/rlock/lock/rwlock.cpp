@@ -1,21 +1,142 @@
-// RReadWriteLock layout (layouts.hpp). Being written: until then -s/--write are refused.
-#include <rlock/core/errors.hpp>
+// RReadWriteLock layout (layouts.hpp): the read side (-s/--shared) and the
+// write side (--write), with rlock's writer preference. The scripts' headers
+// (lua/rw_*.lua) hold the layout and every answer.
+#include <rlock/core/log.hpp>
+#include <rlock/core/text.hpp>
+#include <rlock/lock/detail.hpp>
 #include <rlock/lock/layouts.hpp>
+#include <rlock/redis/errors.hpp>
+
+#include <fmt/format.h>
 
 namespace rlock::lock {
 
-AcquireResult rw_try_acquire(redis::Client&, const AcquireRequest&, const std::string&, const redis::RetryScope&) {
-  throw UsageError("-s/--write are not supported yet");
-}
-ReleaseResult rw_release(redis::Client&, const LockKeys&, Mode, const std::string&, bool, const std::string&,
-                         const std::string&) {
-  throw UsageError("-s/--write are not supported yet");
-}
-void rw_leave(redis::Client&, const LockKeys&, const std::string&) noexcept {}
+namespace {
 
-RenewResult rw_renew(redis::Client&, const LockKeys&, Mode, const std::string&, Millis, redis::RetryPolicy::Mode,
-                     const redis::SyncReplicas&) {
-  throw UsageError("-s/--write are not supported yet");
+using namespace detail;
+
+// A waiting writer's intent keeps new readers out for this long after its
+// latest attempt; the waiter attempts again within k_intent_refresh, so a
+// writer that dies stops holding readers up after at most k_intent_life.
+constexpr Millis k_intent_life{5'000};
+constexpr Millis k_intent_refresh{1'000};
+
+std::string_view side_of(Mode mode) {
+  return mode == Mode::write ? "write" : "read";
+}
+
+// A release message sent with PUBLISH by a request that went out before the
+// client knew it talks to a Redis 7+ Cluster (see lock.cpp): say it again with
+// SPUBLISH so sharded subscribers hear it.
+void publish_again_if_sharded(redis::Client& client, const LockKeys& keys, const std::string& used,
+                              const char* message) {
+  if (client.publish_command() == used) {
+    return;
+  }
+  try {
+    client.publish(keys.rw_channel, message);
+  } catch (const RedisError& e) {
+    log::debug("cannot publish the release of {} again: {}", quote(keys.name), e.what());
+  }
+}
+
+} // namespace
+
+AcquireResult rw_try_acquire(redis::Client& client, const AcquireRequest& request, const std::string& op_id,
+                             const redis::RetryScope& scope) {
+  // A resend only makes the true send time later, so this bound stays on the safe side.
+  TimePoint sent_at = Clock::now();
+  const auto& keys = request.keys;
+  const bool writer = request.mode.mode == Mode::write;
+  // Only a writer that will wait records an intent (a single attempt, -n, leaves none).
+  const bool join = writer && request.wait.has_value();
+  auto [reply, acked] = run_script(
+      client, scope, scripts::rw_acquire,
+      {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id), keys.write_intent},
+      {request.owner, ms(request.lease), request.own_token ? "1" : "0", ms(scope.policy.latch_lifetime()),
+       request.info.host, std::to_string(request.info.pid), request.info.command, RLOCK_VERSION,
+       std::string(side_of(request.mode.mode)), join ? "1" : "0", ms(k_intent_life), keys.reader_prefix},
+      request.sync);
+  AcquireResult result;
+  result.sent_at = sent_at;
+  long long code = element(reply, 0).as_integer();
+  if (code == 1 || code == 2) {
+    result.acquired = true;
+    result.reentered = code == 2;
+    result.count = element(reply, 1).as_integer();
+    result.fence = element(reply, 2).as_integer();
+    result.lease = Millis(element(reply, 3).as_integer());
+    result.replicas_acked = acked;
+    undo_if_unsynced(client, request, acked);
+    return result;
+  }
+  result.holder = decode_holder(reply);
+  if (join) {
+    result.retry_after = k_intent_refresh; // keep the intent alive
+  } else if (reply.elements.size() > 6 && reply.elements[6].type == redis::Reply::Type::integer) {
+    result.retry_after = Millis(reply.elements[6].as_integer()); // a reader kept out by a writer's intent
+  }
+  return result;
+}
+
+ReleaseResult rw_release(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner,
+                         bool all, const std::string& op_id, const std::string& only_if_acquired_by) {
+  auto scope = one_shot(client, true);
+  const std::string publish = client.publish_command();
+  std::vector<std::string> script_keys{keys.name, keys.rw_channel, latch_key(keys.unlock_latch, op_id)};
+  if (!only_if_acquired_by.empty()) {
+    script_keys.push_back(latch_key(keys.acquire_latch, only_if_acquired_by));
+  }
+  auto reply = run_script(client, scope, scripts::rw_release, script_keys,
+                          {owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime()),
+                           std::string(side_of(mode)), keys.reader_prefix})
+                   .reply;
+  long long code = element(reply, 0).as_integer();
+  ReleaseResult result;
+  result.check = owner_check(code);
+  if (result.check == OwnerCheck::ok) {
+    result.remaining = code;
+    if (code == 0) {
+      // Whether the script published (a reader leaving others in it does
+      // not) is not in its answer: a message too many only wakes waiters
+      // that try again.
+      publish_again_if_sharded(client, keys, publish, mode == Mode::write ? "1" : "0");
+    }
+  } else {
+    result.detail = optional_string(reply, 1);
+  }
+  return result;
+}
+
+RenewResult rw_renew(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner,
+                     Millis lease, redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) {
+  redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), retry), false, std::nullopt, {}};
+  auto [reply, acked] = run_script(client, scope, scripts::rw_renew, {keys.name},
+                                   {owner, ms(lease), std::string(side_of(mode)), keys.reader_prefix}, sync);
+  long long code = element(reply, 0).as_integer();
+  RenewResult result;
+  result.check = owner_check(code);
+  result.replicas_acked = acked;
+  if (result.check == OwnerCheck::ok) {
+    result.lease = Millis(element(reply, 1).as_integer());
+    if (sync.count > 0 && acked < sync.count) {
+      throw RedisError(RedisErrorKind::unsynced,
+                       fmt::format("renewed, but {}", unsynced_phrase(acked, sync)));
+    }
+  } else {
+    result.detail = optional_string(reply, 1);
+  }
+  return result;
+}
+
+void rw_leave(redis::Client& client, const LockKeys& keys, const std::string& owner) noexcept {
+  try {
+    run_script(client, one_shot(client, false), scripts::rw_leave, {keys.write_intent, keys.rw_channel},
+               {owner, client.publish_command()});
+  } catch (const std::exception& e) {
+    // Its intent lapses by itself within k_intent_life.
+    log::debug("cannot withdraw the write intent on {}: {}", quote(keys.name), e.what());
+  }
 }
 
 } // namespace rlock::lock

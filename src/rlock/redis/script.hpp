@@ -40,4 +40,8 @@ extern const redis::Script fence_raise;
 extern const redis::Script permit_acquire;
 extern const redis::Script permit_release;
 extern const redis::Script permit_renew;
+extern const redis::Script rw_acquire;
+extern const redis::Script rw_release;
+extern const redis::Script rw_renew;
+extern const redis::Script rw_leave;
 } // namespace rlock::scripts

@@ -1,0 +1,18 @@
+-- rw_leave.lua: a writer that stops waiting for the read-write lock NAME
+-- (deadline, signal, error) withdraws the intent its busy attempts recorded
+-- (see rw_acquire.lua), and wakes the readers it kept out with '1' on
+-- redisson_rwlock:{NAME} (Redisson's waiters take it as a write unlock and
+-- simply try again). Sending it twice is harmless: the second finds nothing.
+--
+-- KEYS[1] the writers' intents (rlock_write_intent:{NAME})
+-- KEYS[2] redisson_rwlock:{NAME}
+-- ARGV[1] owner token
+-- ARGV[2] 'PUBLISH', or 'SPUBLISH' in Redis Cluster 7+
+--
+-- Returns 1 when an intent was withdrawn, 0 when there was none.
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) == false then
+  return 0
+end
+redis.call(ARGV[2], KEYS[2], '1') -- first, so an ACL denial changes nothing
+redis.call('ZREM', KEYS[1], ARGV[1])
+return 1
