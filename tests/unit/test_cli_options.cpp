@@ -147,3 +147,8 @@ TEST_CASE("modes and several names") {
   usage_error({"-u", "redis://h1", "-u", "redis://h2", "acquire", "X", "--fair"});
   CHECK(parse({"-u", "redis://h1", "-u", "redis://h2", "acquire", "X", "Y"}).names.size() == 2);
 }
+
+TEST_CASE("a reader's token cannot end with :write (it would name a writer's field)") {
+  usage_error({"acquire", "X", "-s", "--owner", "t:write"});
+  CHECK(parse({"acquire", "X", "--write", "--owner", "t:write"}).owner == "t:write");
+}

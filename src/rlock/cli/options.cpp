@@ -348,6 +348,11 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   if (!inv.owner.empty()) {
     lock::check_owner_token(inv.owner, raw.owner.empty() ? "RLOCK_OWNER" : "--owner");
   }
+  if (inv.mode.mode == lock::Mode::read && inv.owner.ends_with(":write")) {
+    throw UsageError(fmt::format("{}: owner token {} ends with ':write', which names a writer's field of a "
+                                 "read-write lock; a reader's token cannot",
+                                 raw.owner.empty() ? "RLOCK_OWNER" : "--owner", quote(inv.owner)));
+  }
   inv.ttl = optional_duration(raw.ttl, "--ttl");
   // -w 0 tries once, as flock -w 0 does.
   if (!raw.wait.empty() && parse_duration(raw.wait, "--wait", true) > Millis(0)) {
