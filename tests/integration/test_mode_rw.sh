@@ -337,8 +337,9 @@ expect_rc 0 "rlock treats a read-write hash without holders as free"
 
 # ===== reader tokens, resends, --sync-replicas
 r acquire -s TK --owner 'x:write' -n
-check "a reader's token ending in :write is refused (rc $RC) and makes no lock" eval '[ "$RC" != 0 ] && key_gone TK'
-check "saying why (one line)" eval 'one_err_line && grep -q "cannot end in" <<<"$ERR"'
+expect_rc 64 "a reader's token ending in :write is a usage error"
+check "and makes no lock" key_gone TK
+check "saying why (one line)" eval 'one_err_line && grep -q "a reader.s token cannot" <<<"$ERR"'
 
 SHA=$(rcli -x SCRIPT LOAD <"$SRC/lua/rw_acquire.lua")
 rw_eval() { # OP OWNER: one rw_acquire request (read side, given token) with latch OP
