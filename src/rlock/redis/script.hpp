@@ -37,4 +37,6 @@ extern const redis::Script renew;
 extern const redis::Script force_unlock;
 extern const redis::Script inspect;
 extern const redis::Script fence_raise;
+extern const redis::Script fair_acquire;
+extern const redis::Script fair_leave;
 } // namespace rlock::scripts
