@@ -269,6 +269,22 @@ r release G --owner late
 check "with nobody queued, the release publishes on the common channel" \
   wait_until 3 got_msg "$TEST_TMP/common.sub" 'redisson_lock__channel:{G}'
 
+# ---- force-unlock wakes the head too (the queue stays)
+r acquire --fair FU --owner holder --ttl 60s
+bg "$TEST_TMP/fu1" acquire --fair FU -w 30s --owner fu-head
+check "a fair waiter queues on FU" wait_until 5 queue_is FU "fu-head "
+subscribe 'redisson_lock__channel:{FU}' "$TEST_TMP/fu-common.sub"
+subscribe 'redisson_lock__channel:{FU}:fu-head' "$TEST_TMP/fu-head.sub"
+r force-unlock FU
+expect_rc 0 "force-unlock FU"
+check "force-unlock published '0' on the head's channel" \
+  wait_until 3 got_msg "$TEST_TMP/fu-head.sub" 'redisson_lock__channel:{FU}:fu-head'
+check "the head gets FU" wait_until 3 bg_done "$TEST_TMP/fu1"
+check "the head exits 0 and holds FU" bash -c '[ "$1" = 0 ] && [ "$2" = 1 ]' _ "$(bg_rc "$TEST_TMP/fu1")" "$(rcli HGET FU fu-head)"
+sleep 0.3
+check "force-unlock sent nothing on the common channel" no_msg "$TEST_TMP/fu-common.sub"
+r release FU --owner fu-head
+
 # ---- rlock queues behind a Redisson fair waiter, and gets the lock after it
 J=8743c9c0-0795-4907-87fd-6c719a6b4586:61
 r acquire --fair R --owner holder --ttl 60s
@@ -388,6 +404,39 @@ expect_rc 0 "a fair hold is re-entered with its token"
 check "count 2" test "$(rcli HGET E given)" = 2
 r release E --owner given --all
 check "released" key_gone E
+
+# ---- the scripts themselves: a resend answers as the first send; reserved tokens refused
+SRC=${RLOCK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+FACQ=$(rcli -x SCRIPT LOAD <"$SRC/lua/fair_acquire.lua")
+FLEAVE=$(rcli -x SCRIPT LOAD <"$SRC/lua/fair_leave.lua")
+fair_once() { # NAME OWNER OWN_TOKEN OP JOIN
+  rcli EVALSHA "$FACQ" 6 "$1" "redisson_lock_token:{$1}" "rlock_acquire_latch:{$1}:$4" "redisson_lock_queue:{$1}" \
+    "redisson_lock_timeout:{$1}" "rlock_waiters:{$1}" "$2" 30000 "$3" 24000 h 1 c v "$5" 8000 | tr '\n' ' '
+}
+a1=$(fair_once V given 0 op-1 1); a2=$(fair_once V given 0 op-1 1)
+check "a fresh fair acquisition sent twice gives the same answer ($a1|$a2)" test "$a1" = "$a2" -a "${a1%% *}" = 1
+check "and counts once" test "$(rcli HGET V given)" = 1
+a1=$(fair_once V given 0 op-2 1); a2=$(fair_once V given 0 op-2 1)
+check "a fair re-entry sent twice gives the same answer and counts once ($a1|$a2)" \
+  test "$a1" = "$a2" -a "${a1%% *}" = 2 -a "$(rcli HGET V given)" = 2
+a1=$(fair_once V other 0 op-3 1); a2=$(fair_once V other 0 op-3 1)
+check "a busy attempt sent twice queues once ($(queue V))" queue_is V "other "
+check "a busy answer writes no latch" test -z "$(rcli --scan --pattern 'rlock_acquire_latch:{V}:op-3')"
+a1=$(fair_once V own 1 op-4 0)
+check "own token, -n: busy and not queued" bash -c '[ "${1%% *}" = 0 ] && [ "$2" = "other " ]' _ "$a1" "$(queue V)"
+for tok in rlock:meta mode ''; do
+  out=$(fair_once V "$tok" 0 op-5 1 2>&1)
+  check "fair_acquire.lua refuses '$tok' ($out)" grep -q reserved <<<"$out"
+  out=$(rcli EVALSHA "$FLEAVE" 5 V 'redisson_lock_queue:{V}' 'redisson_lock_timeout:{V}' 'rlock_waiters:{V}' \
+    'redisson_lock__channel:{V}' "$tok" 8000 PUBLISH 2>&1)
+  check "fair_leave.lua refuses '$tok' ($out)" grep -q reserved <<<"$out"
+done
+check "fair_leave.lua: a queued waiter leaves ({1})" test "$(rcli EVALSHA "$FLEAVE" 5 V 'redisson_lock_queue:{V}' \
+  'redisson_lock_timeout:{V}' 'rlock_waiters:{V}' 'redisson_lock__channel:{V}' other 8000 PUBLISH)" = 1
+check "fair_leave.lua: sent again, nothing to do ({0})" test "$(rcli EVALSHA "$FLEAVE" 5 V 'redisson_lock_queue:{V}' \
+  'redisson_lock_timeout:{V}' 'rlock_waiters:{V}' 'redisson_lock__channel:{V}' other 8000 PUBLISH)" = 0
+check "the queue keys are gone" test "$(rcli EXISTS 'redisson_lock_queue:{V}' 'redisson_lock_timeout:{V}' 'rlock_waiters:{V}')" = 0
+rcli DEL V >/dev/null
 
 # ---- -n --fair on a free lock takes it; with --sync-replicas 1 and no replica, undone
 r acquire --fair N -n --owner solo
