@@ -17,7 +17,13 @@
 -- KEYS[1] lock name   KEYS[2] fencing counter   KEYS[3] this request's latch
 --         (rlock_acquire_latch:{NAME}:OP)
 -- KEYS[4] RFairLock's queue (redisson_lock_queue:{NAME})   KEYS[5] its give-up
---         times (redisson_lock_timeout:{NAME}); all in NAME's hash slot
+--         times (redisson_lock_timeout:{NAME})   KEYS[6] rlock's fair waiters
+--         (rlock_waiters:{NAME}); all in NAME's hash slot. A plain acquire never
+--         jumps that queue: a free lock whose queue has a live head (after the
+--         stale heads are dropped, as every RFairLock script does; see
+--         fair_acquire.lua) that is not this owner is busy. Without KEYS[4] the
+--         queue is not looked at; without KEYS[6] every waiter's score is taken
+--         as it is.
 -- ARGV[1] owner token          ARGV[2] lease in ms
 -- ARGV[3] '1' the token is the client's own, '0' it was given
 -- ARGV[4] latch lifetime in ms
@@ -30,6 +36,9 @@
 --                                            '' when no owner field can be read; meta
 --                                            the raw 'rlock:meta', '' when longer than
 --                                            8 KiB, false when absent)
+--         {0, head, -2, 'hash', record}      free, but fair waiters are queued: head
+--                                            is the first live one, record its
+--                                            rlock_waiters record (false: Redisson's)
 --         {0, holder, pttl, 'hash', meta, mode}  NAME is a Redisson read-write lock
 --                                            (mode 'read' or 'write'): busy for a
 --                                            plain acquire, even with a reader's own
@@ -42,6 +51,7 @@ if redis.replicate_commands then
 end
 
 local name, fence_key, latch = KEYS[1], KEYS[2], KEYS[3]
+local queue, timeouts, waiters = KEYS[4], KEYS[5], KEYS[6]
 local owner, lease, own_token, latch_ms = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', ARGV[4]
 local meta_field = 'rlock:meta'
 
@@ -100,11 +110,89 @@ local function busy(mode)
   return {0, holder, redis.call('PTTL', name), 'hash', meta, mode}
 end
 
+-- ---- RFairLock's queue (the same functions in acquire.lua, release.lua,
+-- force_unlock.lua and fair_leave.lua)
+
+-- The rlock_waiters record of a queue entry (a table with a numeric until_ms), or
+-- nil for a Redisson waiter (or a record that cannot be read).
+local function waiter_record(entry)
+  if not waiters then
+    return nil
+  end
+  local raw = redis.call('HGET', waiters, entry)
+  if not raw or #raw > 8192 then
+    return nil
+  end
+  local ok, record = pcall(cjson.decode, raw)
+  if ok and type(record) == 'table' and type(record.until_ms) == 'number' then
+    return record
+  end
+  return nil
+end
+
+-- The first live entry of the queue (nil: none), how many stale ones precede it,
+-- and its rlock record. Stale: an rlock waiter whose own until_ms has passed, or
+-- another whose score has (one without a score never is, as in Redisson).
+local function survey(now_ms)
+  local i = 0
+  while true do
+    local entry = redis.call('LINDEX', queue, i)
+    if not entry then
+      return nil, i, nil
+    end
+    local record = waiter_record(entry)
+    if record then
+      if record.until_ms > now_ms then
+        return entry, i, record
+      end
+    else
+      local score = tonumber(redis.call('ZSCORE', timeouts, entry))
+      if not score or score > now_ms then
+        return entry, i, nil
+      end
+    end
+    i = i + 1
+  end
+end
+
+-- Drops the `stale` first entries, and gives a live rlock head the score its
+-- record says (a Redisson acquisition may have lowered it).
+local function settle(head, stale, record)
+  for _ = 1, stale do
+    local entry = redis.call('LPOP', queue)
+    redis.call('ZREM', timeouts, entry)
+    if waiters then
+      redis.call('HDEL', waiters, entry)
+    end
+  end
+  if record then
+    local score = tonumber(redis.call('ZSCORE', timeouts, head))
+    if not score or score < record.until_ms then
+      redis.call('ZADD', timeouts, string.format('%.0f', record.until_ms), head)
+    end
+  end
+end
+
+-- The live head at now_ms after dropping the stale ones, and its rlock record.
+local function live_head(now_ms)
+  local head, stale, record = survey(now_ms)
+  settle(head, stale, record)
+  return head, record
+end
+
+-- ---- the lock
+
 local kind = redis.call('TYPE', name)['ok']
 
 if kind == 'none' then
   local now = redis.call('TIME')
   local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  if queue then
+    local head, record = live_head(now_ms)
+    if head and head ~= owner then
+      return {0, head, -2, 'hash', record and redis.call('HGET', waiters, head) or false}
+    end
+  end
   -- A missing counter (first use, or a server that lost its data in a restart
   -- without persistence) starts at the server's clock in ms, so tokens stay
   -- above every token handed out before (unless more than one acquisition a

@@ -1,14 +1,71 @@
-// RFairLock layout (layouts.hpp). Being written: until then --fair is refused.
-#include <rlock/core/errors.hpp>
+// RFairLock layout (layouts.hpp): lua/fair_acquire.lua and lua/fair_leave.lua;
+// a fair hold is released, renewed and force-unlocked by the exclusive lock's
+// scripts, which wake the queue's head rather than everyone.
+#include <rlock/core/log.hpp>
+#include <rlock/core/text.hpp>
+#include <rlock/lock/detail.hpp>
 #include <rlock/lock/layouts.hpp>
 
 namespace rlock::lock {
 
-AcquireResult fair_try_acquire(redis::Client&, const AcquireRequest&, const std::string&, const redis::RetryScope&,
-                               bool) {
-  throw UsageError("--fair is not supported yet");
+namespace {
+
+using namespace detail;
+
+// A waiter's give-up time is the server's now + this, set at each of its
+// attempts; a waiter that dies (SIGKILL) stops blocking the queue when it passes.
+// With an attempt at least every k_refresh_every, a dead head is dropped by the
+// next attempt of those behind it within 8s + 1s of its last attempt: inside the
+// 10s the contract promises, whatever its -w. A live waiter has 7s of slack for
+// an attempt that is slow to get through (one try is at most connect + 2 I/O
+// timeouts, 6s with the defaults).
+constexpr Millis k_give_up_window{8000};
+constexpr Millis k_refresh_every{1000};
+
+} // namespace
+
+AcquireResult fair_try_acquire(redis::Client& client, const AcquireRequest& request, const std::string& op_id,
+                               const redis::RetryScope& scope, bool join_queue) {
+  // A resend only makes the true send time later, so this bound stays on the safe side.
+  TimePoint sent_at = Clock::now();
+  const auto& keys = request.keys;
+  auto [reply, acked] =
+      run_script(client, scope, scripts::fair_acquire,
+                 {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id), keys.queue,
+                  keys.queue_timeouts, keys.waiters},
+                 {request.owner, ms(request.lease), request.own_token ? "1" : "0",
+                  ms(scope.policy.latch_lifetime()), request.info.host, std::to_string(request.info.pid),
+                  request.info.command, RLOCK_VERSION, join_queue ? "1" : "0", ms(k_give_up_window)},
+                 request.sync);
+  AcquireResult result;
+  result.sent_at = sent_at;
+  long long code = element(reply, 0).as_integer();
+  if (code == 1 || code == 2) {
+    result.acquired = true;
+    result.reentered = code == 2;
+    result.count = element(reply, 1).as_integer();
+    result.fence = element(reply, 2).as_integer();
+    result.lease = Millis(element(reply, 3).as_integer());
+    result.replicas_acked = acked;
+    undo_if_unsynced(client, request, acked);
+    return result;
+  }
+  result.holder = decode_holder(reply);
+  if (join_queue) {
+    result.retry_after = k_refresh_every; // keeps the place: the give-up time moves on at each attempt
+  }
+  return result;
 }
 
-void fair_leave(redis::Client&, const LockKeys&, const std::string&) noexcept {}
+void fair_leave(redis::Client& client, const LockKeys& keys, const std::string& owner) noexcept {
+  try {
+    run_script(client, one_shot(client, false), scripts::fair_leave,
+               {keys.name, keys.queue, keys.queue_timeouts, keys.waiters, keys.channel},
+               {owner, ms(k_give_up_window), client.publish_command()});
+  } catch (const std::exception& e) {
+    // Its give-up time drops it within k_give_up_window anyway.
+    log::debug("cannot leave the queue of {}: {}", quote(keys.name), e.what());
+  }
+}
 
 } // namespace rlock::lock

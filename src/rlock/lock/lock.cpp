@@ -171,13 +171,16 @@ bool lock_shaped(const LockState& state) {
 // A release message sent with PUBLISH by a request that went out before the
 // client knew it talks to a Redis 7+ Cluster (the first request of `rlock
 // release` on a new connection learns it from the HELLO sent with it): sharded
-// subscribers (Redisson's, rlock's) did not hear it, so say it again with SPUBLISH.
-void publish_again_if_sharded(redis::Client& client, const LockKeys& keys, const std::string& used) {
+// subscribers (Redisson's, rlock's) did not hear it, so say it again with SPUBLISH,
+// on the channel the script used (a fair queue's head's own), or the release
+// channel when the answer does not say (a resend's).
+void publish_again_if_sharded(redis::Client& client, const LockKeys& keys, const std::string& used,
+                              const std::string& channel) {
   if (client.publish_command() == used) {
     return;
   }
   try {
-    client.publish(keys.channel, "0");
+    client.publish(channel.empty() ? keys.channel : channel, "0");
   } catch (const RedisError& e) {
     log::debug("cannot publish the release of {} again: {}", quote(keys.name), e.what());
   }
@@ -293,7 +296,8 @@ AcquireResult try_acquire(redis::Client& client, const AcquireRequest& request, 
   const auto& keys = request.keys;
   auto [reply, acked] = run_script(
       client, scope, scripts::acquire,
-      {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id), keys.queue, keys.queue_timeouts},
+      {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id), keys.queue, keys.queue_timeouts,
+       keys.waiters},
       {request.owner, ms(request.lease), request.own_token ? "1" : "0", ms(scope.policy.latch_lifetime()),
        request.info.host, std::to_string(request.info.pid), request.info.command, RLOCK_VERSION},
       request.sync);
@@ -329,12 +333,12 @@ ReleaseResult release(redis::Client& client, const LockKeys& keys, Mode mode, co
   auto scope = one_shot(client, true);
   const std::string publish = client.publish_command();
   std::vector<std::string> script_keys{keys.name, keys.channel, latch_key(keys.unlock_latch, op_id), keys.queue,
-                                       keys.queue_timeouts};
+                                       keys.queue_timeouts, keys.waiters};
   if (!only_if_acquired_by.empty()) {
     script_keys.push_back(latch_key(keys.acquire_latch, only_if_acquired_by));
   }
   auto reply = run_script(client, scope, scripts::release, script_keys,
-                          {owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime())})
+                          {owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime()), "1"})
                    .reply;
   long long code = element(reply, 0).as_integer();
   ReleaseResult result;
@@ -342,7 +346,7 @@ ReleaseResult release(redis::Client& client, const LockKeys& keys, Mode mode, co
   if (result.check == OwnerCheck::ok) {
     result.remaining = code;
     if (code == 0) {
-      publish_again_if_sharded(client, keys, publish);
+      publish_again_if_sharded(client, keys, publish, optional_string(reply, 1));
     }
   } else {
     result.detail = optional_string(reply, 1);
@@ -383,13 +387,14 @@ std::optional<std::string> force_unlock(redis::Client& client, const LockKeys& k
   auto scope = one_shot(client, true);
   const std::string publish = client.publish_command();
   auto reply = run_script(client, scope, scripts::force_unlock,
-                          {keys.name, keys.channel, latch_key(keys.unlock_latch, new_op_id())},
-                          {publish, ms(scope.policy.latch_lifetime())})
+                          {keys.name, keys.channel, latch_key(keys.unlock_latch, new_op_id()), keys.queue,
+                           keys.queue_timeouts, keys.waiters},
+                          {publish, ms(scope.policy.latch_lifetime()), "1"})
                    .reply;
   if (element(reply, 0).as_integer() == 0) {
     return std::nullopt;
   }
-  publish_again_if_sharded(client, keys, publish);
+  publish_again_if_sharded(client, keys, publish, optional_string(reply, 2));
   return optional_string(reply, 1);
 }
 

@@ -44,4 +44,6 @@ extern const redis::Script rw_acquire;
 extern const redis::Script rw_release;
 extern const redis::Script rw_renew;
 extern const redis::Script rw_leave;
+extern const redis::Script fair_acquire;
+extern const redis::Script fair_leave;
 } // namespace rlock::scripts

@@ -1,0 +1,346 @@
+-- fair_acquire.lua: take the fair lock NAME for an owner (in queue order), or
+-- re-enter it; a busy waiter joins the queue or keeps its place in it.
+--
+-- Redisson's RFairLock format: NAME is the RLock hash {owner token = reentry
+-- count} with a PEXPIRE lease; the list redisson_lock_queue:{NAME} holds the
+-- waiters in order and the sorted set redisson_lock_timeout:{NAME} each waiter's
+-- give-up time (ms). Every RFairLock script first drops the stale heads (a head
+-- whose give-up time has passed). The lock goes to an owner only when NAME is
+-- absent and the queue is empty or the owner is its head; the new holder leaves
+-- the queue. rlock adds 'rlock:meta' and a fencing token, as acquire.lua does.
+--
+-- rlock's waiters differ from Redisson's in their give-up time: Redisson sets the
+-- one of the waiter ahead (or the lock's end) plus the waiter's wait, once; rlock
+-- sets now + ARGV[10] (a few seconds) at every attempt, so a waiter that dies stops
+-- blocking the queue soon whatever it meant to wait. Each rlock waiter also keeps a
+-- record in rlock_waiters:{NAME} (KEYS[6]): owner -> JSON {host, pid, command,
+-- since_ms, until_ms}; until_ms is its own give-up time, which Redisson never
+-- touches. A Redisson acquisition lowers every score by its wait: rlock's scripts
+-- give a live rlock head its score back from until_ms rather than drop it, and a
+-- waiter of this process that finds itself dropped anyway (by Redisson's scripts)
+-- goes back where it was: behind the rlock waiters that came before it, ahead of
+-- everyone else (only heads are ever dropped).
+--
+-- A request may arrive twice (its reply was lost and the client sent it again):
+-- the second time it must answer as the first did, without counting twice.
+--  * ARGV[3] = '1': the owner token was made by the client for this request, so
+--    nobody else has it; finding it in the hash means the first send was applied.
+--  * ARGV[3] = '0': applying an acquisition also SETs the latch KEYS[3] to its
+--    answer for ARGV[4] ms; a resend finds it and returns that answer unchanged.
+--  A busy answer writes no latch: sending it again only refreshes the waiter.
+--
+-- KEYS[1] lock name   KEYS[2] fencing counter   KEYS[3] this request's latch
+--         (rlock_acquire_latch:{NAME}:OP)
+-- KEYS[4] queue (redisson_lock_queue:{NAME})   KEYS[5] give-up times
+--         (redisson_lock_timeout:{NAME})   KEYS[6] rlock's waiters (rlock_waiters:{NAME})
+--         all in NAME's hash slot
+-- ARGV[1] owner token          ARGV[2] lease in ms
+-- ARGV[3] '1' the token is the client's own, '0' it was given
+-- ARGV[4] latch lifetime in ms
+-- ARGV[5] host  ARGV[6] pid  ARGV[7] command  ARGV[8] rlock version (the records)
+-- ARGV[9] '1' a waiter: join the queue when busy (or keep the place and refresh
+--         the give-up time); '0' one attempt only: the queue is left as it is
+-- ARGV[10] give-up window in ms: a waiter's give-up time is now + this
+--
+-- Returns {1, count, fence, lease_ms}        acquired (fresh, or a resend of it)
+--         {2, count, fence, lease_ms}        re-entered (or a resend of it)
+--         {0, holder, pttl, type, meta}      held by someone else, as acquire.lua
+--         {0, head, -2, 'hash', record}      free, but it is another waiter's turn:
+--                                            head = the first live waiter, record its
+--                                            rlock_waiters record (false: Redisson's)
+--         {0, holder, pttl, 'hash', meta, mode}  a Redisson read-write lock: busy
+--         error 'ERR rlock: owner token is empty or reserved'   nothing changed
+if redis.replicate_commands then
+  redis.replicate_commands() -- Redis 3.2-4: TIME before writes
+end
+
+local name, fence_key, latch = KEYS[1], KEYS[2], KEYS[3]
+local queue, timeouts, waiters = KEYS[4], KEYS[5], KEYS[6]
+local owner, lease, own_token, latch_ms = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', ARGV[4]
+local host, pid, command = ARGV[5], tonumber(ARGV[6]), ARGV[7]
+local join, window = ARGV[9] == '1', tonumber(ARGV[10])
+local meta_field = 'rlock:meta'
+
+local function reserved(field)
+  return field == 'mode' or string.sub(field, 1, 6) == 'rlock:'
+end
+if owner == '' or reserved(owner) then
+  return redis.error_reply('ERR rlock: owner token is empty or reserved')
+end
+
+if not own_token then
+  local stored = redis.call('GET', latch)
+  if stored then
+    local answer = {}
+    for number in string.gmatch(stored, '%-?%d+') do
+      answer[#answer + 1] = tonumber(number)
+    end
+    if #answer == 4 then
+      return answer
+    end -- not a latch of ours (forged): handled as a new request
+  end
+end
+
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+
+-- ---- RFairLock's queue (the same functions in acquire.lua, release.lua,
+-- force_unlock.lua and fair_leave.lua)
+
+-- The rlock_waiters record of a queue entry (a table with a numeric until_ms), or
+-- nil for a Redisson waiter (or a record that cannot be read).
+local function waiter_record(entry)
+  if not waiters then
+    return nil
+  end
+  local raw = redis.call('HGET', waiters, entry)
+  if not raw or #raw > 8192 then
+    return nil
+  end
+  local ok, record = pcall(cjson.decode, raw)
+  if ok and type(record) == 'table' and type(record.until_ms) == 'number' then
+    return record
+  end
+  return nil
+end
+
+-- The first live entry of the queue (nil: none), how many stale ones precede it,
+-- and its rlock record. Stale: an rlock waiter whose own until_ms has passed, or
+-- another whose score has (one without a score never is, as in Redisson).
+local function survey(now_ms)
+  local i = 0
+  while true do
+    local entry = redis.call('LINDEX', queue, i)
+    if not entry then
+      return nil, i, nil
+    end
+    local record = waiter_record(entry)
+    if record then
+      if record.until_ms > now_ms then
+        return entry, i, record
+      end
+    else
+      local score = tonumber(redis.call('ZSCORE', timeouts, entry))
+      if not score or score > now_ms then
+        return entry, i, nil
+      end
+    end
+    i = i + 1
+  end
+end
+
+-- Drops the `stale` first entries, and gives a live rlock head the score its
+-- record says (a Redisson acquisition may have lowered it).
+local function settle(head, stale, record)
+  for _ = 1, stale do
+    local entry = redis.call('LPOP', queue)
+    redis.call('ZREM', timeouts, entry)
+    if waiters then
+      redis.call('HDEL', waiters, entry)
+    end
+  end
+  if record then
+    local score = tonumber(redis.call('ZSCORE', timeouts, head))
+    if not score or score < record.until_ms then
+      redis.call('ZADD', timeouts, string.format('%.0f', record.until_ms), head)
+    end
+  end
+end
+
+-- The live head at now_ms after dropping the stale ones, and its rlock record.
+local function live_head(now_ms)
+  local head, stale, record = survey(now_ms)
+  settle(head, stale, record)
+  return head, record
+end
+
+-- ---- this script's own
+
+-- The Redisson waiters right behind a waiter that leaves the queue (up to the next
+-- rlock waiter) got, as Redisson gives them, the give-up time of the one ahead plus
+-- their wait; an rlock waiter's share in it is its window, taken off again as
+-- Redisson's acquisition takes off its own wait. Entries behind the next rlock
+-- waiter count from that one's time and keep theirs. `from`: the 0-based index of
+-- the first follower once the leaver is gone.
+local function lower_followers(from)
+  for _, entry in ipairs(redis.call('LRANGE', queue, from, -1)) do
+    if waiter_record(entry) then
+      return
+    end
+    if redis.call('ZSCORE', timeouts, entry) then
+      redis.call('ZINCRBY', timeouts, -window, entry)
+    end
+  end
+end
+
+-- rlock waiters that stopped refreshing (killed) are forgotten wherever they are
+-- in the queue, so the queue and `rlock status` show only live ones (at the head
+-- they would be dropped anyway). A record that cannot be read is dropped alone:
+-- the queue entry of that name is then treated as Redisson's.
+local function forget_lapsed()
+  if redis.call('HLEN', waiters) > 1024 then
+    return -- not rlock's doing; the hash expires anyway
+  end
+  local all = redis.call('HGETALL', waiters)
+  for i = 1, #all, 2 do
+    local entry = all[i]
+    local record = waiter_record(entry)
+    if not record then
+      redis.call('HDEL', waiters, entry)
+    elseif record.until_ms <= now_ms then
+      redis.call('HDEL', waiters, entry)
+      if redis.call('ZSCORE', timeouts, entry) then
+        redis.call('ZREM', timeouts, entry)
+        redis.call('LREM', queue, 0, entry)
+      end
+    end
+  end
+end
+
+-- This process's record, when an earlier attempt of this wait queued it and it
+-- is still alive (same host and pid; another process may wait with a given token).
+local mine = waiter_record(owner)
+if not (join and mine and mine.until_ms > now_ms and mine.host == host and mine.pid == pid) then
+  mine = nil
+end
+-- Refreshed before anything is dropped, so a score lowered by Redisson cannot
+-- make this live waiter look stale to its own attempt.
+if mine then
+  mine.until_ms = now_ms + window
+  redis.call('HSET', waiters, owner, cjson.encode(mine))
+  if not redis.call('ZSCORE', timeouts, owner) then
+    -- Queued by an earlier attempt and dropped since as a stale head (by Redisson's
+    -- scripts, after a Redisson acquisition lowered its score): back where it was,
+    -- behind the rlock waiters that came before it, else at the head (only heads
+    -- are ever dropped, so everyone else in the queue came after it).
+    local after = nil
+    for _, entry in ipairs(redis.call('LRANGE', queue, 0, -1)) do
+      local other = waiter_record(entry)
+      if entry ~= owner and other and type(other.since_ms) == 'number' and type(mine.since_ms) == 'number' and
+          other.since_ms <= mine.since_ms then
+        after = entry
+      end
+    end
+    if after then
+      redis.call('LINSERT', queue, 'AFTER', after, owner)
+    else
+      redis.call('LPUSH', queue, owner)
+    end
+  end
+  redis.call('ZADD', timeouts, string.format('%.0f', mine.until_ms), owner)
+end
+forget_lapsed()
+local head, head_record = live_head(now_ms)
+
+-- Joins the queue at its end, or keeps the place in it with a new give-up time.
+local function wait_in_queue()
+  local until_ms = now_ms + window
+  local record = mine or { since_ms = now_ms }
+  if not redis.call('ZSCORE', timeouts, owner) then
+    redis.call('RPUSH', queue, owner)
+  end
+  redis.call('ZADD', timeouts, string.format('%.0f', until_ms), owner)
+  redis.call('HSET', waiters, owner, cjson.encode({
+    host = host, pid = pid, command = command, since_ms = record.since_ms, until_ms = until_ms,
+  }))
+  -- Every record's until_ms is at most now + window: the hash never outlives them.
+  redis.call('PEXPIRE', waiters, window)
+end
+
+-- Applies an answer: remembered in the latch when the token was given.
+local function applied(code, count, fence, lease_ms)
+  if not own_token then
+    redis.call('SET', latch, string.format('%d %d %.0f %d', code, count, fence, lease_ms), 'PX', latch_ms)
+  end
+  return {code, count, fence, lease_ms}
+end
+
+local function current_fence()
+  return tonumber(redis.call('GET', fence_key)) or 0
+end
+
+-- Busy: who holds it (as acquire.lua answers).
+local function busy(mode)
+  local holder, meta = '', false
+  if redis.call('HLEN', name) <= 256 then
+    for _, field in ipairs(redis.call('HKEYS', name)) do
+      if holder == '' and #field <= 1024 and not reserved(field) then
+        holder = field
+      end
+    end
+    if redis.call('HEXISTS', name, meta_field) == 1 then
+      meta = ''
+      if redis.call('HSTRLEN', name, meta_field) <= 8192 then
+        meta = redis.call('HGET', name, meta_field)
+      end
+    end
+  end
+  return {0, holder, redis.call('PTTL', name), 'hash', meta, mode}
+end
+
+local kind = redis.call('TYPE', name)['ok']
+
+if kind == 'none' and (head == nil or head == owner) then
+  if head == owner then
+    redis.call('LPOP', queue)
+    redis.call('ZREM', timeouts, owner)
+    lower_followers(0)
+  end
+  redis.call('HDEL', waiters, owner)
+  -- The fencing token, as acquire.lua takes it.
+  local fence
+  if redis.call('EXISTS', fence_key) == 0 then
+    fence = now_ms
+    redis.call('SET', fence_key, fence)
+  else
+    fence = redis.call('INCR', fence_key)
+  end
+  local meta = cjson.encode({
+    host = host, pid = pid, command = command, version = ARGV[8],
+    acquired_at_ms = now_ms, ttl_ms = lease, fence = fence,
+  })
+  redis.call('HSET', name, owner, 1, meta_field, meta)
+  redis.call('PEXPIRE', name, lease)
+  return applied(1, 1, fence, lease)
+end
+
+local answer
+if kind == 'none' then
+  local record = false
+  if head_record then
+    record = redis.call('HGET', waiters, head)
+  end
+  answer = {0, head, -2, 'hash', record}
+elseif kind ~= 'hash' then
+  answer = {0, '', redis.call('PTTL', name), kind, false}
+else
+  local rw_mode = redis.call('HGET', name, 'mode')
+  if rw_mode then
+    answer = busy(#rw_mode <= 16 and rw_mode or '?')
+  else
+    local count = redis.call('HGET', name, owner)
+    if count then
+      if own_token then
+        return {1, math.floor(tonumber(count) or 1), current_fence(), redis.call('PTTL', name)}
+      end
+      if #count <= 15 and string.match(count, '^[1-9]%d*$') then
+        count = redis.call('HINCRBY', name, owner, 1)
+      else
+        count = 2
+        redis.call('HSET', name, owner, count)
+      end
+      local current = redis.call('PTTL', name)
+      if current < lease then
+        redis.call('PEXPIRE', name, lease)
+        current = lease
+      end
+      return applied(2, count, current_fence(), current)
+    end
+    answer = busy(nil)
+  end
+end
+
+if join then
+  wait_in_queue()
+end
+return answer
