@@ -8,12 +8,22 @@
 -- applying it SETs the latch KEYS[3] to the removed key's type for ARGV[2] ms,
 -- and a resend finds it and answers as the first send did.
 --
+-- The other layouts: a read-write lock (a hash with 'mode') is deleted like
+-- Redisson's forceUnlock does, with '0' on its channel KEYS[7]
+-- (redisson_rwlock:{NAME}); a semaphore (NAME a string, its permits in the
+-- sorted set KEYS[8]) is deleted with its permits and rlock's records of them
+-- (KEYS[10]), and the number of permits it had out is published on KEYS[9]
+-- (redisson_sc:{NAME}: Redisson's semaphore waiters wake on a positive count);
+-- the next --limit N creates it afresh.
+--
 -- KEYS[1] lock name   KEYS[2] release channel
 -- KEYS[3] this request's latch: redisson_unlock_latch:{NAME}:OP (NAME's hash slot)
 -- KEYS[4] RFairLock's queue (redisson_lock_queue:{NAME})   KEYS[5] its give-up
 --         times (redisson_lock_timeout:{NAME})   KEYS[6] rlock's fair waiters
 --         (rlock_waiters:{NAME}). Without KEYS[4] the queue is not looked at;
 --         without KEYS[6] every waiter's score is taken as it is.
+-- KEYS[7] redisson_rwlock:{NAME}   KEYS[8] {NAME}:timeout   KEYS[9] redisson_sc:{NAME}
+-- KEYS[10] rlock_permits:{NAME}    (7-10 optional: without them, only the above)
 -- ARGV[1] 'PUBLISH', or 'SPUBLISH' in Redis Cluster 7+
 -- ARGV[2] latch lifetime in ms
 -- ARGV[3] (optional) '1': a removal answers {1, type, channel}
@@ -110,6 +120,20 @@ if kind == 'none' then
 end
 -- Publish first, so an ACL denial changes nothing (the queue is only read until then).
 local published, head, stale, record = channel, nil, 0, nil
+local rw_channel, permits, permit_channel, permit_records = KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+if rw_channel and kind == 'hash' and redis.call('HEXISTS', name, 'mode') == 1 then
+  redis.call(ARGV[1], rw_channel, '0')
+  redis.call('DEL', name)
+  redis.call('SET', latch, kind, 'PX', ARGV[2])
+  return ARGV[3] == '1' and {1, kind, rw_channel} or {1, kind}
+end
+if permits and kind == 'string' and redis.call('TYPE', permits)['ok'] == 'zset' then
+  local out = redis.call('ZCARD', permits)
+  redis.call(ARGV[1], permit_channel, tostring(math.max(out, 1)))
+  redis.call('DEL', name, permits, permit_records)
+  redis.call('SET', latch, kind, 'PX', ARGV[2])
+  return ARGV[3] == '1' and {1, kind, permit_channel} or {1, kind}
+end
 if queue then
   local now = redis.call('TIME')
   head, stale, record = survey(tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000))

@@ -87,4 +87,28 @@ check "8 critical sections logged" test "$(grep -c '^in ' "$LOG")" = 8
 overlap=$(sort -k2,2n "$LOG" | awk '$1 == "in" { n++; if (n > m) m = n } $1 == "out" { n-- } END { print m + 0 }')
 check "never two inside at once (max $overlap)" test "$overlap" = 1
 
+# --- force-unlock of the other layouts wakes their waiters at once (not at the lease end)
+r acquire FU-RW --write --ttl 60s
+expect_rc 0 "a 60s write lock"
+bg "$TEST_TMP/fu-rw" run -s -w 20s FU-RW -- true
+check "a reader waits on redisson_rwlock:{FU-RW}" wait_until 5 eval '[ "$(rcli PUBSUB NUMSUB "redisson_rwlock:{FU-RW}" | sed -n 2p)" = 1 ]'
+t0=$(ms)
+r force-unlock FU-RW
+expect_rc 0 "force-unlock of a read-write lock"
+check "the waiting reader got in and finished" wait_until 5 bg_done "$TEST_TMP/fu-rw"
+check "within 2s of the force-unlock, not at the lease end ($(( $(bg_t "$TEST_TMP/fu-rw") - t0 ))ms)" \
+  test $(( $(bg_t "$TEST_TMP/fu-rw") - t0 )) -lt 2000
+r acquire FU-SEM --limit 1 --ttl 60s
+expect_rc 0 "a 60s permit of a 1-permit semaphore"
+bg "$TEST_TMP/fu-sem" run --limit 1 -w 20s FU-SEM -- true
+check "a permit waiter waits on redisson_sc:{FU-SEM}" wait_until 5 eval '[ "$(rcli PUBSUB NUMSUB "redisson_sc:{FU-SEM}" | sed -n 2p)" = 1 ]'
+t0=$(ms)
+r force-unlock FU-SEM
+expect_rc 0 "force-unlock of a semaphore"
+check "its permits and records are gone" test "$(rcli EXISTS '{FU-SEM}:timeout' 'rlock_permits:{FU-SEM}')" = 0
+check "the permit waiter got in and finished" wait_until 5 bg_done "$TEST_TMP/fu-sem"
+check "within 2s of the force-unlock ($(( $(bg_t "$TEST_TMP/fu-sem") - t0 ))ms)" test $(( $(bg_t "$TEST_TMP/fu-sem") - t0 )) -lt 2000
+check "both waiters exit 0 ($(bg_rc "$TEST_TMP/fu-rw") $(bg_rc "$TEST_TMP/fu-sem"))" \
+  test "$(bg_rc "$TEST_TMP/fu-rw") $(bg_rc "$TEST_TMP/fu-sem")" = "0 0"
+
 finish

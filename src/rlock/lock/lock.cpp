@@ -180,7 +180,8 @@ void publish_again_if_sharded(redis::Client& client, const LockKeys& keys, const
     return;
   }
   try {
-    client.publish(channel.empty() ? keys.channel : channel, "0");
+    // Redisson's semaphore waiters wake on a positive count only.
+    client.publish(channel.empty() ? keys.channel : channel, channel == keys.permit_channel ? "1" : "0");
   } catch (const RedisError& e) {
     log::debug("cannot publish the release of {} again: {}", quote(keys.name), e.what());
   }
@@ -388,7 +389,8 @@ std::optional<std::string> force_unlock(redis::Client& client, const LockKeys& k
   const std::string publish = client.publish_command();
   auto reply = run_script(client, scope, scripts::force_unlock,
                           {keys.name, keys.channel, latch_key(keys.unlock_latch, new_op_id()), keys.queue,
-                           keys.queue_timeouts, keys.waiters},
+                           keys.queue_timeouts, keys.waiters, keys.rw_channel, keys.permit_timeouts,
+                           keys.permit_channel, keys.permit_records},
                           {publish, ms(scope.policy.latch_lifetime()), "1"})
                    .reply;
   if (element(reply, 0).as_integer() == 0) {
