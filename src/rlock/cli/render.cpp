@@ -74,6 +74,13 @@ std::string holder_phrase(const lock::Holder& holder) {
     }
     return fmt::format("every permit is taken; the next lease to end is held{}, {}", who, ttl_phrase(holder.ttl));
   }
+  if (holder.mode == "queue") {
+    std::string who = holder.owner.empty() ? std::string("an unknown waiter") : printable(holder.owner);
+    if (holder.record && (holder.record->host || holder.record->pid)) {
+      who += record_phrase(*holder.record);
+    }
+    return fmt::format("free, but fair waiters are queued: it is the turn of {}", who);
+  }
   if (!holder.mode.empty()) {
     std::string who = holder.owner.empty() ? std::string("") : " by " + printable(holder.owner);
     if (holder.record) {

@@ -263,6 +263,11 @@ Holder decode_holder(const redis::Reply& reply) {
     holder.record = parse_holder_record(reply.elements[4].as_string());
   }
   holder.mode = optional_string(reply, 5);
+  if (holder.type == "hash" && holder.ttl.count() == -2 && holder.mode.empty()) {
+    // The lock is free, but RFairLock's queue has a live head: its turn (the
+    // acquire scripts answer the head this way; a held lock always has a PTTL).
+    holder.mode = "queue";
+  }
   return holder;
 }
 

@@ -30,7 +30,8 @@ struct Holder {
   Millis ttl{0};     // remaining lease; negative: -1 no expiry, -2 gone meanwhile
   std::optional<HolderRecord> record; // nullopt: no 'rlock:meta' (not rlock's, e.g. Redisson)
   std::string mode; // the layout it is held in when that is not the one asked
-                    // for: "read", "write" (read-write lock), "semaphore", "fair"...
+                    // for: "read", "write" (read-write lock), "exclusive"; or
+                    // "queue": free, but it is this fair waiter's turn
 };
 
 struct AcquireRequest {
