@@ -152,3 +152,18 @@ TEST_CASE("a reader's token cannot end with :write (it would name a writer's fie
   usage_error({"acquire", "X", "-s", "--owner", "t:write"});
   CHECK(parse({"acquire", "X", "--write", "--owner", "t:write"}).owner == "t:write");
 }
+
+TEST_CASE("at most 64 names at once; the help says NAME...") {
+  std::vector<std::string> names;
+  for (int i = 0; i < 65; ++i) {
+    names.push_back("n" + std::to_string(i));
+  }
+  std::vector<const char*> args{"acquire"};
+  for (const auto& name : names) {
+    args.push_back(name.c_str());
+  }
+  usage_error(args);
+  args.pop_back();
+  CHECK(parse(args).names.size() == 64);
+  CHECK(rlock::cli::help_text("run").find("NAME...") != std::string::npos);
+}

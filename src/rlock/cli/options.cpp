@@ -146,9 +146,7 @@ std::unique_ptr<App> make_app() {
   }
 
   auto* acquire = a->subs["acquire"];
-  acquire->add_option("NAME", raw.names, "Lock name (the Redis key); several: all or none")
-      ->required()
-      ->expected(1, k_max_names);
+  acquire->add_option("NAME", raw.names, "Lock name (the Redis key); several: all or none")->required();
   acquire->add_option("--ttl", raw.ttl, "Lease: the lock expires unless renewed (default 30s)")
       ->type_name("DUR");
   add_wait_flags(acquire, raw);
@@ -156,13 +154,13 @@ std::unique_ptr<App> make_app() {
   add_owner(acquire, raw, "Owner token (env RLOCK_OWNER; default: a new random token)");
 
   auto* release = a->subs["release"];
-  release->add_option("NAME", raw.names, "Lock name")->required()->expected(1, k_max_names);
+  release->add_option("NAME", raw.names, "Lock name")->required();
   add_owner(release, raw, "Owner token printed by acquire (env RLOCK_OWNER)");
   release->add_flag("--all", raw.all, "Release every reentry level, not just one");
   add_mode_flags(release, raw);
 
   auto* renew = a->subs["renew"];
-  renew->add_option("NAME", raw.names, "Lock name")->required()->expected(1, k_max_names);
+  renew->add_option("NAME", raw.names, "Lock name")->required();
   add_owner(renew, raw, "Owner token printed by acquire (env RLOCK_OWNER)");
   renew->add_option("--ttl", raw.ttl, "New lease (default: the lease it was taken with)")->type_name("DUR");
   add_mode_flags(renew, raw);
@@ -176,7 +174,7 @@ std::unique_ptr<App> make_app() {
   force->add_option("NAME", raw.names, "Lock name")->required()->expected(1);
 
   auto* run = a->subs["run"];
-  run->add_option("NAME", raw.names, "Lock name; several: all or none")->required()->expected(1, k_max_names);
+  run->add_option("NAME", raw.names, "Lock name; several: all or none")->required();
   run->add_option("--ttl", raw.ttl, "Lease, renewed every TTL/3 while CMD runs (default 30s)")
       ->type_name("DUR");
   add_wait_flags(run, raw);
@@ -318,6 +316,9 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   inv.names = raw.names;
   for (const auto& name : inv.names) {
     lock::keys_for(name); // throws a usage error for a bad name
+  }
+  if (inv.names.size() > static_cast<std::size_t>(k_max_names) && inv.sub->name != "status") {
+    throw UsageError(fmt::format("{} names given; at most {} are taken at once", inv.names.size(), k_max_names));
   }
   if (inv.names.size() > 1 && inv.sub->name != "status") {
     auto sorted = inv.names;
