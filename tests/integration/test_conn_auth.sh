@@ -74,6 +74,7 @@ expect_rc 0 "--password-file (with a final newline)"
 check "password (file) never shown with -v" no_secret
 check "acquire --json parses" python3 -c 'import json,sys; json.load(sys.stdin)' <<<"$OUT"
 printf 's3cret' >"$TEST_TMP/pw2"
+chmod 600 "$TEST_TMP/pw2"
 r --password-file "$TEST_TMP/pw2" status P --json
 expect_rc 0 "--password-file (no final newline), status"
 check "status --json parses" python3 -c 'import json,sys; json.load(sys.stdin)' <<<"$OUT"
@@ -85,6 +86,7 @@ expect_rc 0 "release with --password-file"
 RLOCK_PASSWORD=wr0ngpw REDISCLI_AUTH=wr0ngpw r -u "redis://:s3cret@$H" acquire Q --owner o
 expect_rc 0 "URL password wins over RLOCK_PASSWORD/REDISCLI_AUTH"
 printf 'wr0ngpw\n' >"$TEST_TMP/badpw"
+chmod 600 "$TEST_TMP/badpw"
 RLOCK_PASSWORD=s3cret r --password-file "$TEST_TMP/badpw" release Q --owner o
 expect_rc 77 "--password-file wins over RLOCK_PASSWORD"
 check "file password not shown" no_secret

@@ -69,12 +69,23 @@ RLOCK_PASSWORD=$SECRET r -u "redis://$H" run NEST3 -- sh -c '"$1" run NEST3 -- s
 check "a password the user put in RLOCK_PASSWORD passes through unchanged" test "$OUT" = "$SECRET"
 
 # --- password files that cannot be right are usage errors, not an empty AUTH
-mkdir "$TEST_TMP/pwdir"; : >"$TEST_TMP/empty"
+mkdir "$TEST_TMP/pwdir"; : >"$TEST_TMP/empty"; chmod 600 "$TEST_TMP/empty"
 r -u "redis://$H" --password-file "$TEST_TMP/pwdir" acquire PWX
 expect_rc 64 "--password-file DIRECTORY"
 check "... says it is a directory" grep -q "is a directory" <<<"$ERR"
 r -u "redis://$H" --password-file "$TEST_TMP/empty" acquire PWX
 expect_rc 64 "--password-file EMPTY"
 check "... says it is empty" grep -q "is empty" <<<"$ERR"
+printf '%s\n' "$SECRET" >"$TEST_TMP/open"
+for mode in 644 640 604 660; do
+  chmod "$mode" "$TEST_TMP/open"
+  r -u "redis://$H" --password-file "$TEST_TMP/open" acquire PWX
+  expect_rc 64 "--password-file with mode $mode"
+  check "... says to chmod 600, names the file, not the password" \
+    eval 'grep -q "chmod 600 $TEST_TMP/open" <<<"$ERR" && ! grep -qF -- "$SECRET" <<<"$ERR$OUT"'
+done
+chmod 400 "$TEST_TMP/open"
+r -u "redis://$H" --password-file "$TEST_TMP/open" status PWX
+expect_rc 1 "a 0400 password file is fine (PWX free)"
 check "no lock was taken by those" key_gone PWX
 finish

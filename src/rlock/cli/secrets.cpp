@@ -34,6 +34,12 @@ std::string read_password_file(const std::string& path) {
     ::close(fd);
     throw fail("is a directory; give the file that holds the password");
   }
+  // As ssh does with private keys: a password others may read is not a secret.
+  if (S_ISREG(st.st_mode) && (st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    ::close(fd);
+    throw fail(fmt::format("is open to group or others (mode {:04o}); make it private: chmod 600 {}",
+                           st.st_mode & 07777, printable(path)));
+  }
   std::string text;
   char buf[512];
   ssize_t n;
