@@ -6,6 +6,51 @@
 
 namespace rlock::redis {
 
+namespace {
+
+// Redis 7 words an ACL denial inside a script "... can't run this command or
+// subcommand script: SHA, on @user_script:LINE." without naming the command:
+// find it on that line of the script (its exact text is ours) and say which
+// permission is missing.
+std::string denied_command_hint(const Script& script, std::string_view message) {
+  constexpr std::string_view k_at = "@user_script:";
+  auto at = message.find(k_at);
+  if (at == std::string_view::npos) {
+    return {};
+  }
+  std::size_t line = 0;
+  for (auto i = at + k_at.size(); i < message.size() && message[i] >= '0' && message[i] <= '9'; ++i) {
+    line = line * 10 + static_cast<std::size_t>(message[i] - '0');
+    if (line > 1'000'000) {
+      return {};
+    }
+  }
+  std::string_view text = script.text;
+  for (std::size_t n = 1; n < line && !text.empty(); ++n) {
+    auto eol = text.find('\n');
+    text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
+  }
+  text = text.substr(0, text.find('\n'));
+  for (std::string_view call : {"redis.call('", "redis.pcall('"}) {
+    if (auto pos = text.find(call); pos != std::string_view::npos) {
+      auto name = text.substr(pos + call.size());
+      name = name.substr(0, name.find('\''));
+      std::string lower(name);
+      for (auto& c : lower) {
+        c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+      }
+      return fmt::format(" (the {} script calls {} there: the user needs +{})", script.name, name, lower);
+    }
+  }
+  if (text.find("redis.call(") != std::string_view::npos) {
+    return fmt::format(" (the {} script publishes there: the user needs +publish, or +spublish on a Cluster)",
+                       script.name);
+  }
+  return {};
+}
+
+} // namespace
+
 Argv evalsha_argv(const Script& script, const std::vector<std::string>& keys,
                   const std::vector<std::string>& args) {
   Argv argv;
@@ -32,10 +77,18 @@ std::vector<Reply> eval_batch(Connection& conn, const Script& script, const Argv
   batch.push_back(evalsha);
   batch.insert(batch.end(), after.begin(), after.end());
   auto run = [&] {
-    auto replies = conn.pipeline(batch, extra);
-    conn.note_script(script.sha);
-    replies.erase(replies.begin(), replies.begin() + static_cast<long>(before.size() + (load_first ? 1 : 0)));
-    return replies;
+    try {
+      auto replies = conn.pipeline(batch, extra);
+      conn.note_script(script.sha);
+      replies.erase(replies.begin(), replies.begin() + static_cast<long>(before.size() + (load_first ? 1 : 0)));
+      return replies;
+    } catch (const RedisError& e) {
+      if (auto hint = e.kind() == RedisErrorKind::auth ? denied_command_hint(script, e.what()) : std::string();
+          !hint.empty()) {
+        throw RedisError(e.kind(), e.what() + hint);
+      }
+      throw;
+    }
   };
   try {
     return run();

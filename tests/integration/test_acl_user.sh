@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The README's lock-only ACL user: the test creates the user from the README's own
+# line, runs every subcommand, every mode, waiting and `run` under it; the line
+# names every command rlock's scripts call; a user without evalsha, or without a
+# command a script calls, gets 77 naming it; the password never shows.
+. "$(dirname "$0")/lib.sh"
+start_redis
+SRC=${RLOCK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+PW=acl-Pw-7c41e
+H="127.0.0.1:$REDIS_PORT"
+
+line=$(grep -m1 '^ACL SETUSER rlock ' "$SRC/README.md")
+check "the README has the ACL SETUSER line" test -n "$line"
+
+# setuser USER [EXTRA RULE...]: the README's line for USER, its password set to $PW
+setuser() {
+  local user=$1; shift
+  local -a words
+  set -f
+  read -ra words <<<"${line/>CHANGE-ME/>$PW}"
+  set +f
+  words[2]=$user
+  rcli "${words[@]}" "$@"
+}
+check "the README's line is accepted by Redis" test "$(setuser rlock)" = OK
+check "the man page has the same line" eval 'sed "s/\\\\-/-/g" "$SRC/man/rlock.1" | grep -qxF -- "$line"'
+
+# Every command rlock's scripts call (as compiled into the binary) is in the line.
+missing=""
+for cmd in $("$RLOCK" --version >/dev/null; cat "$SRC"/lua/*.lua "$SRC"/lua/lib/*.lua 2>/dev/null |
+  grep -o "redis.call('[A-Za-z]*'" | sed "s/redis.call('//; s/'//" | tr 'A-Z' 'a-z' | sort -u); do
+  grep -qw -- "+$cmd" <<<"$line" || missing="$missing $cmd"
+done
+check "the line allows every command the scripts call (missing:${missing:- none})" test -z "$missing"
+
+U="redis://rlock:$PW@$H"
+ALL_OUT=$TEST_TMP/all.out
+ra() { r -u "$U" "$@"; printf '%s\n%s\n' "$OUT" "$ERR" >>"$ALL_OUT"; }
+
+# --- every subcommand and run, each mode, waiting
+ra acquire lock:a --ttl 20s
+expect_rc 0 "acquire as the lock-only user"
+TOK=$OUT
+ra renew lock:a --owner "$TOK"
+expect_rc 0 "renew"
+ra status lock:a
+expect_rc 0 "status NAME"
+ra status
+expect_rc 0 "status (SCAN)"
+check "status lists lock:a" grep -q '^lock:a:' <<<"$OUT"
+ra status --match 'lock:*' --json
+expect_rc 0 "status --match --json"
+ra release lock:a --owner "$TOK"
+expect_rc 0 "release"
+ra acquire lock:b
+ra force-unlock lock:b
+expect_rc 0 "force-unlock"
+ra run lock:r -- true
+expect_rc 0 "run"
+ra run --ttl 900ms lock:r2 -- sleep 1.2
+expect_rc 0 "run with a renewal (TTL 900ms, CMD 1.2s)"
+ra run lock:m1 lock:m2 -- true
+expect_rc 0 "run over two names"
+ra run --fair lock:f -- true
+expect_rc 0 "run --fair"
+ra run -s lock:rw -- true
+expect_rc 0 "run -s"
+ra run --write lock:rw -- true
+expect_rc 0 "run --write"
+ra run --limit 2 lock:sem -- true
+expect_rc 0 "run --limit 2"
+ra status lock:sem lock:rw lock:f
+expect_rc 1 "status of free locks of every layout (1: free)"
+# waiting: SUBSCRIBE on each layout's channel, woken by a release
+for mode in "" --fair -s --limit=1; do
+  ra acquire lock:w $mode --ttl 20s --owner holder
+  expect_rc 0 "hold lock:w ${mode:-exclusive}"
+  bg "$TEST_TMP/w" -u "$U" run lock:w $mode -w 10s -- true
+  sleep 0.3
+  ra release lock:w $mode --owner holder
+  expect_rc 0 "release lock:w ${mode:-exclusive}"
+  check "the ${mode:-exclusive} waiter is woken and runs" wait_until 5 bg_done "$TEST_TMP/w"
+  check "... exit 0 (got $(bg_rc "$TEST_TMP/w"))" test "$(bg_rc "$TEST_TMP/w")" = 0
+  cat "$TEST_TMP/w.out" "$TEST_TMP/w.err" >>"$ALL_OUT"
+done
+ra acquire lock:ww --write --ttl 20s --owner holder
+bg "$TEST_TMP/w" -u "$U" run lock:ww --write -w 10s -- true
+sleep 0.3
+ra release lock:ww --write --owner holder
+check "the --write waiter is woken and runs" wait_until 5 bg_done "$TEST_TMP/w"
+check "... exit 0 (got $(bg_rc "$TEST_TMP/w"))" test "$(bg_rc "$TEST_TMP/w")" = 0
+
+# --- outside its key patterns: denied
+ra acquire other:x
+expect_rc 77 "a name outside lock:* is denied"
+check "no key other:x was made" test "$(rcli EXISTS other:x)" = 0
+
+# --- a user without one permission: 77, naming it
+setuser noeval -evalsha >/dev/null
+r -u "redis://noeval:$PW@$H" acquire lock:n
+expect_rc 77 "the line minus evalsha"
+check "the error names evalsha" grep -qi "evalsha" <<<"$ERR"
+printf '%s\n%s\n' "$OUT" "$ERR" >>"$ALL_OUT"
+setuser notime -time >/dev/null
+r -u "redis://notime:$PW@$H" acquire lock:n
+expect_rc 77 "the line minus time (called inside the acquire script)"
+check "the error names the missing permission (+time)" grep -q "calls TIME there: the user needs +time" <<<"$ERR"
+check "nothing was changed" test "$(rcli EXISTS lock:n 'redisson_lock_token:{lock:n}')" = 0
+printf '%s\n%s\n' "$OUT" "$ERR" >>"$ALL_OUT"
+
+check "the password never appears on stdout or stderr of any of those runs" eval '! grep -qF -- "$PW" "$ALL_OUT"'
+
+finish
