@@ -6,6 +6,9 @@ set -u
 
 RLOCK=${RLOCK_BIN:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/rlock}
 [ -x "$RLOCK" ] || { echo "FAIL: rlock binary not found at $RLOCK (set RLOCK_BIN)"; exit 1; }
+# The scripts exactly as the binary sends them: the build assembles each lua/*.lua
+# (its `-- @include` lines replaced by lua/lib/ files) into lua/ next to the binary.
+RLOCK_LUA=$(dirname "$RLOCK")/lua
 command -v redis-server >/dev/null || { echo "FAIL: redis-server is not installed"; exit 1; }
 command -v redis-cli >/dev/null || { echo "FAIL: redis-cli is not installed"; exit 1; }
 

@@ -406,9 +406,8 @@ r release E --owner given --all
 check "released" key_gone E
 
 # ---- the scripts themselves: a resend answers as the first send; reserved tokens refused
-SRC=${RLOCK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-FACQ=$(rcli -x SCRIPT LOAD <"$SRC/lua/fair_acquire.lua")
-FLEAVE=$(rcli -x SCRIPT LOAD <"$SRC/lua/fair_leave.lua")
+FACQ=$(rcli -x SCRIPT LOAD <"$RLOCK_LUA/fair_acquire.lua")
+FLEAVE=$(rcli -x SCRIPT LOAD <"$RLOCK_LUA/fair_leave.lua")
 fair_once() { # NAME OWNER OWN_TOKEN OP JOIN
   rcli EVALSHA "$FACQ" 6 "$1" "redisson_lock_token:{$1}" "rlock_acquire_latch:{$1}:$4" "redisson_lock_queue:{$1}" \
     "redisson_lock_timeout:{$1}" "rlock_waiters:{$1}" "$2" 30000 "$3" 24000 h 1 c v "$5" 8000 | tr '\n' ' '

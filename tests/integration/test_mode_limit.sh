@@ -9,7 +9,6 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/run_helpers/common.sh"
 start_redis
-SRC=${RLOCK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 
 zset() { printf '{%s}:timeout' "$1"; }
 recs() { printf 'rlock_permits:{%s}' "$1"; }
@@ -152,7 +151,7 @@ check "the foreign key is untouched" test "$(rcli GET FS)" = some-token
 
 # --- the scripts themselves: reserved tokens, resends answered as the first send
 eval_acquire() { # NAME OWNER OWN_TOKEN OP
-  rcli EVAL "$(cat "$SRC/lua/permit_acquire.lua")" 6 "$1" "$(zset "$1")" "redisson_sc:{$1}" \
+  rcli EVAL "$(cat "$RLOCK_LUA/permit_acquire.lua")" 6 "$1" "$(zset "$1")" "redisson_sc:{$1}" \
     "redisson_lock_token:{$1}" "$(recs "$1")" "rlock_acquire_latch:{$1}:$4" "$2" 30000 "$3" 60000 2 PUBLISH h 1 c v
 }
 out=$(eval_acquire SC 'rlock:x' 0 op1 2>&1)
@@ -173,15 +172,15 @@ check "own token found again = acquired (code 1), no second permit ($b1 / $b2)" 
   eval '[ "${b2%% *}" = 1 ] && [ "$(held SC)" = 2 ] && [ "$(free_of SC)" = 0 ]'
 for script in permit_release permit_renew; do
   if [ $script = permit_release ]; then
-    out=$(rcli EVAL "$(cat "$SRC/lua/$script.lua")" 5 SC "$(zset SC)" 'redisson_sc:{SC}' "$(recs SC)" \
+    out=$(rcli EVAL "$(cat "$RLOCK_LUA/$script.lua")" 5 SC "$(zset SC)" 'redisson_sc:{SC}' "$(recs SC)" \
       'redisson_unlock_latch:{SC}:x' 'rlock:meta' 0 PUBLISH 60000 2>&1)
   else
-    out=$(rcli EVAL "$(cat "$SRC/lua/$script.lua")" 4 SC "$(zset SC)" 'redisson_sc:{SC}' "$(recs SC)" \
+    out=$(rcli EVAL "$(cat "$RLOCK_LUA/$script.lua")" 4 SC "$(zset SC)" 'redisson_sc:{SC}' "$(recs SC)" \
       'rlock:meta' 0 PUBLISH 2>&1)
   fi
   check "$script.lua refuses a reserved token" grep -q 'owner token is empty or reserved' <<<"$out"
 done
-rel() { rcli EVAL "$(cat "$SRC/lua/permit_release.lua")" 5 SC "$(zset SC)" 'redisson_sc:{SC}' "$(recs SC)" \
+rel() { rcli EVAL "$(cat "$RLOCK_LUA/permit_release.lua")" 5 SC "$(zset SC)" 'redisson_sc:{SC}' "$(recs SC)" \
   "redisson_unlock_latch:{SC}:$1" own 0 PUBLISH 60000 | tr '\n' ' '; }
 c1=$(rel op6); c2=$(rel op6)
 check "a resent release answers as the first ($c1 / $c2) and frees one permit" \

@@ -8,7 +8,6 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/run_helpers/common.sh"
 start_redis
-SRC=${RLOCK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 
 ROWNER=8743c9c0-0795-4907-87fd-6c719a6b4586:1 # a Redisson lock name (client id:thread id)
 
@@ -341,7 +340,7 @@ expect_rc 64 "a reader's token ending in :write is a usage error"
 check "and makes no lock" key_gone TK
 check "saying why (one line)" eval 'one_err_line && grep -q "a reader.s token cannot" <<<"$ERR"'
 
-SHA=$(rcli -x SCRIPT LOAD <"$SRC/lua/rw_acquire.lua")
+SHA=$(rcli -x SCRIPT LOAD <"$RLOCK_LUA/rw_acquire.lua")
 rw_eval() { # OP OWNER: one rw_acquire request (read side, given token) with latch OP
   rcli EVALSHA "$SHA" 4 RS 'redisson_lock_token:{RS}' "rlock_acquire_latch:{RS}:$1" 'rlock_write_intent:{RS}' \
     "$2" 30000 0 60000 h 1 cmd test read 0 5000 '{RS}' | tr '\n' ' '
