@@ -35,6 +35,8 @@ for name in names:
 PY
 )
 check "every lua/*.lua is assembled into $RLOCK_LUA exactly (${assembly:-ok})" test -z "$assembly"
+check "the library files are included (acquire.lua holds lib/fair_queue.lua's survey)" \
+  grep -q '^local function survey(now_ms)$' "$RLOCK_LUA/acquire.lua"
 
 # --- the SHA the binary sends equals SCRIPT LOAD of the assembled <script>.lua
 # (the file byte for byte: redis-cli -x, since "$(cat f)" would drop the final newline)
