@@ -179,6 +179,51 @@ void publish_release_again(redis::Client& client, const LockKeys& keys, const st
                            channel == keys.permit_channel ? "1" : "0");
 }
 
+// The exclusive lock's release (lua/release.lua), also a fair hold's.
+ReleaseResult exclusive_release(redis::Client& client, const LockKeys& keys, const std::string& owner,
+                                bool all, const std::string& op_id, const std::string& only_if_acquired_by) {
+  auto scope = one_shot(client, true);
+  const std::string publish = client.publish_command();
+  std::vector<std::string> script_keys{keys.name,  keys.channel,        latch_key(keys.unlock_latch, op_id),
+                                       keys.queue, keys.queue_timeouts, keys.waiters};
+  if (!only_if_acquired_by.empty()) {
+    script_keys.push_back(latch_key(keys.acquire_latch, only_if_acquired_by));
+  }
+  auto reply = run_script(client, scope, scripts::release, script_keys,
+                          {owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime()), "1"})
+                   .reply;
+  ReleaseResult result = decode_release(reply);
+  if (result.check == OwnerCheck::ok && result.remaining == 0) {
+    publish_release_again(client, keys, publish, optional_string(reply, 1));
+  }
+  return result;
+}
+
+// The exclusive lock's renewal (lua/renew.lua), also a fair hold's.
+RenewResult exclusive_renew(redis::Client& client, const LockKeys& keys, const std::string& owner,
+                            Millis lease, redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) {
+  redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), retry), false, std::nullopt, {}};
+  return decode_renew(run_script(client, scope, scripts::renew, {keys.name}, {owner, ms(lease)}, sync), sync);
+}
+
+// Calls the function of the layout `mode`'s holds live in: `exclusive` for the
+// RLock hash (a fair hold's too: RFairLock's lock is that hash), `read_write`
+// for RReadWriteLock's, `semaphore` for RPermitExpirableSemaphore's.
+template <typename Exclusive, typename ReadWrite, typename Semaphore>
+auto by_layout(Mode mode, Exclusive exclusive, ReadWrite read_write, Semaphore semaphore) {
+  switch (mode) {
+  case Mode::exclusive:
+  case Mode::fair:
+    break;
+  case Mode::read:
+  case Mode::write:
+    return read_write();
+  case Mode::limit:
+    return semaphore();
+  }
+  return exclusive();
+}
+
 } // namespace
 
 namespace detail {
@@ -360,47 +405,18 @@ AcquireResult try_acquire(redis::Client& client, const AcquireRequest& request, 
 
 ReleaseResult release(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner, bool all,
                       const std::string& op_id, const std::string& only_if_acquired_by) {
-  switch (mode) {
-  case Mode::exclusive:
-  case Mode::fair:
-    break;
-  case Mode::read:
-  case Mode::write:
-    return rw_release(client, keys, mode, owner, all, op_id, only_if_acquired_by);
-  case Mode::limit:
-    return permit_release(client, keys, owner, all, op_id, only_if_acquired_by);
-  }
-  auto scope = one_shot(client, true);
-  const std::string publish = client.publish_command();
-  std::vector<std::string> script_keys{keys.name, keys.channel, latch_key(keys.unlock_latch, op_id), keys.queue,
-                                       keys.queue_timeouts, keys.waiters};
-  if (!only_if_acquired_by.empty()) {
-    script_keys.push_back(latch_key(keys.acquire_latch, only_if_acquired_by));
-  }
-  auto reply = run_script(client, scope, scripts::release, script_keys,
-                          {owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime()), "1"})
-                   .reply;
-  ReleaseResult result = decode_release(reply);
-  if (result.check == OwnerCheck::ok && result.remaining == 0) {
-    publish_release_again(client, keys, publish, optional_string(reply, 1));
-  }
-  return result;
+  return by_layout(
+      mode, [&] { return exclusive_release(client, keys, owner, all, op_id, only_if_acquired_by); },
+      [&] { return rw_release(client, keys, mode, owner, all, op_id, only_if_acquired_by); },
+      [&] { return permit_release(client, keys, owner, all, op_id, only_if_acquired_by); });
 }
 
 RenewResult renew(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner, Millis lease,
                   redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) {
-  switch (mode) {
-  case Mode::exclusive:
-  case Mode::fair:
-    break;
-  case Mode::read:
-  case Mode::write:
-    return rw_renew(client, keys, mode, owner, lease, retry, sync);
-  case Mode::limit:
-    return permit_renew(client, keys, owner, lease, retry, sync);
-  }
-  redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), retry), false, std::nullopt, {}};
-  return decode_renew(run_script(client, scope, scripts::renew, {keys.name}, {owner, ms(lease)}, sync), sync);
+  return by_layout(
+      mode, [&] { return exclusive_renew(client, keys, owner, lease, retry, sync); },
+      [&] { return rw_renew(client, keys, mode, owner, lease, retry, sync); },
+      [&] { return permit_renew(client, keys, owner, lease, retry, sync); });
 }
 
 std::optional<std::string> force_unlock(redis::Client& client, const LockKeys& keys) {
