@@ -236,7 +236,6 @@ redisson_acquire() { # NAME ID LEASE_MS
 redisson_release() { # NAME ID
   rcli EVAL "$REDISSON_RELEASE" 3 "$1" "redisson_sc:{$1}" "$(zset "$1")" "$2" 1 "$(ms)" PUBLISH
 }
-numsub_of() { rcli PUBSUB NUMSUB "$1" | sed -n 2p; }
 RID=9f86d081884c7d65
 r acquire RS --limit 2 --owner mine
 check "Redisson's tryAcquire takes the second permit" test "$(redisson_acquire RS "$RID" 30000)" = OK
@@ -245,19 +244,16 @@ r acquire RS --limit 2 -n --owner third
 expect_rc 75 "Redisson's permit counts against rlock's --limit 2"
 check "Redisson's tryAcquire is refused while rlock holds the other (nearest lease answered)" \
   grep -q '^:' <<<"$(redisson_acquire RS other 30000)"
-rcli SUBSCRIBE 'redisson_sc:{RS}' >"$TEST_TMP/sc" 2>&1 &
-_pids+=($!)
-sub_ready() { [ "$(numsub_of 'redisson_sc:{RS}')" -ge 1 ]; }
-check "redis-cli SUBSCRIBEs to redisson_sc:{RS}" wait_until 5 sub_ready
+check "redis-cli SUBSCRIBEs to redisson_sc:{RS}" subscribe 'redisson_sc:{RS}' "$TEST_TMP/sc"
 r release RS --limit 2 --owner mine
 expect_rc 0 "rlock releases its permit"
-got_sc() { tr '\n' ' ' <"$TEST_TMP/sc" | grep -q 'message redisson_sc:{RS} 1 '; }
-check "rlock's release published the free count (1) on redisson_sc:{RS}, as Redisson's release" wait_until 3 got_sc
+check "rlock's release published the free count (1) on redisson_sc:{RS}, as Redisson's release" \
+  wait_until 3 got_msg "$TEST_TMP/sc" 'redisson_sc:{RS}' 1
 echo "  subscriber saw: $(tr '\n' ' ' <"$TEST_TMP/sc")"
 r acquire RS --limit 2 -n --owner mine
 W=$TEST_TMP/rsw
 bg "$W" acquire RS --limit 2 -w 10s --owner waiter
-sc_waiters() { [ "$(numsub_of 'redisson_sc:{RS}')" -ge 2 ]; }
+sc_waiters() { [ "$(chan_subs 'redisson_sc:{RS}')" -ge 2 ]; }
 check "an rlock waiter subscribes to redisson_sc:{RS}" wait_until 5 sc_waiters
 t0=$(ms)
 check "Redisson's tryRelease gives its permit back" test "$(redisson_release RS "$RID")" = 1

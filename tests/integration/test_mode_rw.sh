@@ -33,29 +33,8 @@ rs_read_renew() { rcli EVAL "$RS_READ_RENEW" 2 "$1" "{$1}" "$3" 1 "$2"; }
 
 hfields() { rcli HKEYS "$1" | sort | tr '\n' ' '; }
 pttl() { rcli PTTL "$1"; }
-numsub_ch() { rcli PUBSUB NUMSUB "$1" | sed -n 2p; }
 has_intent() { [ "$(rcli ZCARD "rlock_write_intent:{$1}")" -ge 1 ]; }
 no_intent() { [ "$(rcli EXISTS "rlock_write_intent:{$1}")" = 0 ]; }
-# subscribe CHANNEL FILE: redis-cli SUBSCRIBE in the background, returns once subscribed
-subscribe() {
-  rcli SUBSCRIBE "$1" >"$2" 2>&1 &
-  _pids+=($!)
-  SUBPID=$!
-  local ch=$1
-  sub_ready() { [ "$(numsub_ch "$ch")" -ge 1 ]; }
-  wait_until 5 sub_ready
-}
-got_msg() { # FILE CHANNEL MESSAGE: a "message CHANNEL MESSAGE" triple arrived
-  python3 - "$@" <<'PY'
-import sys
-lines = open(sys.argv[1]).read().split("\n")
-for i in range(len(lines) - 2):
-    if lines[i] == "message" and lines[i + 1] == sys.argv[2] and lines[i + 2] == sys.argv[3]:
-        sys.exit(0)
-sys.exit(1)
-PY
-}
-no_msg() { ! grep -q '^message$' "$1"; }
 # line LOG TEXT: the line number of TEXT in LOG (99999 when absent)
 line() { local n; n=$(grep -nxF "$2" "$1" | head -1 | cut -d: -f1); echo "${n:-99999}"; }
 has_line() { grep -qxF "$2" "$1"; }
