@@ -25,82 +25,12 @@ end
 
 local name, queue, timeouts, waiters, channel = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, window, publish = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+-- @include reserved.lua
+-- @include fair_queue.lua
 
-local function reserved(field)
-  return field == 'mode' or string.sub(field, 1, 6) == 'rlock:'
-end
-if owner == '' or reserved(owner) then
-  return redis.error_reply('ERR rlock: owner token is empty or reserved')
-end
-
--- ---- RFairLock's queue (the same functions in acquire.lua, release.lua,
--- force_unlock.lua and fair_leave.lua)
-
--- The rlock_waiters record of a queue entry (a table with a numeric until_ms), or
--- nil for a Redisson waiter (or a record that cannot be read).
-local function waiter_record(entry)
-  if not waiters then
-    return nil
-  end
-  local raw = redis.call('HGET', waiters, entry)
-  if not raw or #raw > 8192 then
-    return nil
-  end
-  local ok, record = pcall(cjson.decode, raw)
-  if ok and type(record) == 'table' and type(record.until_ms) == 'number' then
-    return record
-  end
-  return nil
-end
-
--- The first live entry of the queue (nil: none), how many stale ones precede it,
--- and its rlock record. Stale: an rlock waiter whose own until_ms has passed, or
--- another whose score has (one without a score never is, as in Redisson).
-local function survey(now_ms)
-  local i = 0
-  while true do
-    local entry = redis.call('LINDEX', queue, i)
-    if not entry then
-      return nil, i, nil
-    end
-    local record = waiter_record(entry)
-    if record then
-      if record.until_ms > now_ms then
-        return entry, i, record
-      end
-    else
-      local score = tonumber(redis.call('ZSCORE', timeouts, entry))
-      if not score or score > now_ms then
-        return entry, i, nil
-      end
-    end
-    i = i + 1
-  end
-end
-
--- Drops the `stale` first entries, and gives a live rlock head the score its
--- record says (a Redisson acquisition may have lowered it).
-local function settle(head, stale, record)
-  for _ = 1, stale do
-    local entry = redis.call('LPOP', queue)
-    redis.call('ZREM', timeouts, entry)
-    if waiters then
-      redis.call('HDEL', waiters, entry)
-    end
-  end
-  if record then
-    local score = tonumber(redis.call('ZSCORE', timeouts, head))
-    if not score or score < record.until_ms then
-      redis.call('ZADD', timeouts, string.format('%.0f', record.until_ms), head)
-    end
-  end
-end
-
--- The live head at now_ms after dropping the stale ones, and its rlock record.
-local function live_head(now_ms)
-  local head, stale, record = survey(now_ms)
-  settle(head, stale, record)
-  return head, record
+local refusal = refused(owner)
+if refusal then
+  return refusal
 end
 
 -- ---- this script's own
@@ -130,8 +60,7 @@ redis.call('ZREM', timeouts, owner)
 redis.call('HDEL', waiters, owner)
 
 if position == 1 and redis.call('EXISTS', name) == 0 then
-  local now = redis.call('TIME')
-  local head = live_head(tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000))
+  local head = live_head(server_ms())
   if head then
     -- Best effort: a publish the user may not send (ACL) does not undo the leave.
     redis.pcall(publish, channel .. ':' .. head, '0')

@@ -38,77 +38,7 @@ end
 
 local name, channel, latch = KEYS[1], KEYS[2], KEYS[3]
 local queue, timeouts, waiters = KEYS[4], KEYS[5], KEYS[6]
--- ---- RFairLock's queue (the same functions in acquire.lua, release.lua,
--- force_unlock.lua and fair_leave.lua)
-
--- The rlock_waiters record of a queue entry (a table with a numeric until_ms), or
--- nil for a Redisson waiter (or a record that cannot be read).
-local function waiter_record(entry)
-  if not waiters then
-    return nil
-  end
-  local raw = redis.call('HGET', waiters, entry)
-  if not raw or #raw > 8192 then
-    return nil
-  end
-  local ok, record = pcall(cjson.decode, raw)
-  if ok and type(record) == 'table' and type(record.until_ms) == 'number' then
-    return record
-  end
-  return nil
-end
-
--- The first live entry of the queue (nil: none), how many stale ones precede it,
--- and its rlock record. Stale: an rlock waiter whose own until_ms has passed, or
--- another whose score has (one without a score never is, as in Redisson).
-local function survey(now_ms)
-  local i = 0
-  while true do
-    local entry = redis.call('LINDEX', queue, i)
-    if not entry then
-      return nil, i, nil
-    end
-    local record = waiter_record(entry)
-    if record then
-      if record.until_ms > now_ms then
-        return entry, i, record
-      end
-    else
-      local score = tonumber(redis.call('ZSCORE', timeouts, entry))
-      if not score or score > now_ms then
-        return entry, i, nil
-      end
-    end
-    i = i + 1
-  end
-end
-
--- Drops the `stale` first entries, and gives a live rlock head the score its
--- record says (a Redisson acquisition may have lowered it).
-local function settle(head, stale, record)
-  for _ = 1, stale do
-    local entry = redis.call('LPOP', queue)
-    redis.call('ZREM', timeouts, entry)
-    if waiters then
-      redis.call('HDEL', waiters, entry)
-    end
-  end
-  if record then
-    local score = tonumber(redis.call('ZSCORE', timeouts, head))
-    if not score or score < record.until_ms then
-      redis.call('ZADD', timeouts, string.format('%.0f', record.until_ms), head)
-    end
-  end
-end
-
--- The live head at now_ms after dropping the stale ones, and its rlock record.
-local function live_head(now_ms)
-  local head, stale, record = survey(now_ms)
-  settle(head, stale, record)
-  return head, record
-end
-
--- ---- the lock
+-- @include fair_queue.lua
 
 local stored = redis.call('GET', latch)
 if stored then
@@ -119,7 +49,6 @@ if kind == 'none' then
   return {0}
 end
 -- Publish first, so an ACL denial changes nothing (the queue is only read until then).
-local published, head, stale, record = channel, nil, 0, nil
 local rw_channel, permits, permit_channel, permit_records = KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 if rw_channel and kind == 'hash' and redis.call('HEXISTS', name, 'mode') == 1 then
   redis.call(ARGV[1], rw_channel, '0')
@@ -134,17 +63,7 @@ if permits and kind == 'string' and redis.call('TYPE', permits)['ok'] == 'zset' 
   redis.call('SET', latch, kind, 'PX', ARGV[2])
   return ARGV[3] == '1' and {1, kind, permit_channel} or {1, kind}
 end
-if queue then
-  local now = redis.call('TIME')
-  head, stale, record = survey(tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000))
-  if head then
-    published = channel .. ':' .. head
-  end
-end
-redis.call(ARGV[1], published, '0')
-if queue then
-  settle(head, stale, record)
-end
+local published = wake(ARGV[1], channel)
 redis.call('DEL', name)
 redis.call('SET', latch, kind, 'PX', ARGV[2])
 if ARGV[3] == '1' then

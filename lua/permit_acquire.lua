@@ -66,64 +66,29 @@ local name, timeouts, channel, fence_key, records, latch = KEYS[1], KEYS[2], KEY
 local owner, lease, own_token, latch_ms = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', ARGV[4]
 local limit, publish = tonumber(ARGV[5]), ARGV[6]
 local non_expiring = 922337203685477 -- Redisson's lease end of a permit taken without a lease
+-- @include reserved.lua
+-- @include acquisition.lua
+-- @include clock.lua
+-- @include permits.lua
 
-local function reserved(field)
-  return field == 'mode' or string.sub(field, 1, 6) == 'rlock:'
-end
-if owner == '' or reserved(owner) then
-  return redis.error_reply('ERR rlock: owner token is empty or reserved')
-end
-
-if not own_token then
-  local stored = redis.call('GET', latch)
-  if stored then
-    local answer = {}
-    for number in string.gmatch(stored, '%-?%d+') do
-      answer[#answer + 1] = tonumber(number)
-    end
-    if #answer == 4 then
-      return answer
-    end -- not a latch of ours (forged): handled as a new request
-  end
+local early = refused(owner) or resent()
+if early then
+  return early
 end
 
 -- What NAME is: 'none', a semaphore ('string' holding an integer), or another
 -- layout / a foreign key, which is busy and never touched.
-local kind = redis.call('TYPE', name)['ok']
+local kind, free = semaphore()
 if kind == 'hash' then
   -- A lock hash (RLock, RFairLock, RReadWriteLock): who holds it, as acquire.lua
-  -- tells. A hash with more than 256 fields is not a lock: no holder is read.
-  local holder, meta = '', false
-  local layout = redis.call('HGET', name, 'mode')
-  layout = layout and (#layout <= 16 and layout or '?') or 'exclusive'
-  if redis.call('HLEN', name) <= 256 then
-    for _, field in ipairs(redis.call('HKEYS', name)) do
-      if holder == '' and #field <= 1024 and not reserved(field) then
-        holder = field
-      end
-    end
-    if redis.call('HEXISTS', name, 'rlock:meta') == 1 then
-      meta = ''
-      if redis.call('HSTRLEN', name, 'rlock:meta') <= 8192 then
-        meta = redis.call('HGET', name, 'rlock:meta')
-      end
-    end
-  end
-  return {0, holder, redis.call('PTTL', name), 'hash', meta, layout}
-end
-local free = nil
-if kind == 'string' then
-  local value = redis.call('GET', name)
-  if #value <= 18 and string.match(value, '^%-?%d+$') then
-    free = tonumber(value)
-  end
+  -- tells, and its layout.
+  return busy_answer(name, rw_mode(name) or 'exclusive')
 end
 if kind ~= 'none' and free == nil then
   return {0, '', redis.call('PTTL', name), kind, false}
 end
 
-local now = redis.call('TIME')
-local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local now_ms = server_ms()
 
 local resized = false
 if free == nil then
@@ -136,58 +101,19 @@ if free == nil then
   resized = true
 end
 
--- Give back the permits whose lease has ended (at most 1000 a call: the rest
--- stay counted as held until a later call, never the other way round).
-local expired = redis.call('ZRANGEBYSCORE', timeouts, '-inf', now_ms, 'LIMIT', 0, 1000)
-if #expired > 0 then
-  redis.call('ZREM', timeouts, unpack(expired))
-  redis.call('HDEL', records, unpack(expired))
-  free = redis.call('INCRBY', name, #expired)
-  if free > 0 then
-    redis.call(publish, channel, free)
-  end
-end
+-- Expired permits go back first, as every Redisson script does.
+free = give_back_expired(free, now_ms)
 
--- The holder record of `who` decoded (a table), or nil. It is data: only its
--- fence (checked against the counter) and count are used, both bounded.
-local function record_of(who)
-  local raw = redis.call('HGET', records, who)
-  if not raw or #raw > 8192 then
-    return nil
-  end
-  local ok, decoded = pcall(cjson.decode, raw)
-  if ok and type(decoded) == 'table' then
-    return decoded
-  end
-  return nil
-end
-local function levels(record)
-  local count = record and record.count
-  if type(count) == 'number' and count >= 1 and count < 1e15 then
-    return math.floor(count)
-  end
-  return 1
-end
-
--- A fresh fencing token. A missing counter (first use, or a server that lost
--- its data) starts at the server's clock in ms; an existing one (also
--- Redisson's RFencedLock's) counts on.
-local function new_fence()
-  if redis.call('EXISTS', fence_key) == 0 then
-    redis.call('SET', fence_key, now_ms)
-    return now_ms
-  end
-  return redis.call('INCR', fence_key)
-end
 -- The fence of `who`'s current permit: its record's, when it is one the
--- counter has handed out; otherwise a fresh one (written into the record).
+-- counter has handed out; otherwise a fresh one (written into the record). A
+-- record is data: only its fence (checked so) and count (levels) are used.
 local function held_fence(record)
   local fence = record and record.fence
   local counter = tonumber(redis.call('GET', fence_key))
   if type(fence) == 'number' and counter and fence >= 1 and fence <= counter and fence == math.floor(fence) then
     return fence, record
   end
-  return new_fence(), nil
+  return new_fence(now_ms), nil
 end
 
 -- The records live as long as the longest lease they describe, never longer.
@@ -198,19 +124,8 @@ local function keep_records(lease_left)
 end
 -- `owner`'s record: a fresh one, for a permit whose lease ends `lease_left` from now.
 local function write_record(fence, count, lease_left)
-  redis.call('HSET', records, owner, cjson.encode({
-    host = ARGV[7], pid = tonumber(ARGV[8]), command = ARGV[9], version = ARGV[10],
-    acquired_at_ms = now_ms, ttl_ms = lease, fence = fence, count = count,
-  }))
+  redis.call('HSET', records, owner, holder_record(7, now_ms, lease, fence, count))
   keep_records(lease_left)
-end
-
--- Applies an answer: remembered in the latch when the token was given.
-local function applied(code, count, fence, lease_ms)
-  if not own_token then
-    redis.call('SET', latch, string.format('%d %d %.0f %d', code, count, fence, lease_ms), 'PX', latch_ms)
-  end
-  return {code, count, fence, lease_ms}
 end
 
 local mine = tonumber(redis.call('ZSCORE', timeouts, owner))
@@ -255,7 +170,7 @@ end
 if free >= 1 then
   free = redis.call('DECRBY', name, 1)
   redis.call('ZADD', timeouts, now_ms + lease, owner)
-  local fence = new_fence()
+  local fence = new_fence(now_ms)
   write_record(fence, 1, lease)
   if free > 0 and resized then
     -- Created or resized: Redisson's waiters learn there are permits to take.
@@ -274,11 +189,5 @@ else
   local any = redis.call('ZRANGE', timeouts, 0, 0)
   holder = any[1] or ''
 end
-local meta = false
-if holder ~= '' and redis.call('HEXISTS', records, holder) == 1 then
-  meta = ''
-  if redis.call('HSTRLEN', records, holder) <= 8192 then
-    meta = redis.call('HGET', records, holder)
-  end
-end
+local meta = holder ~= '' and raw_field(records, holder)
 return {0, holder, ttl, 'semaphore', meta, ''}

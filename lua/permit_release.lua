@@ -44,48 +44,15 @@ end
 
 local name, timeouts, channel, records, latch = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, all, publish, latch_ms = ARGV[1], ARGV[2] == '1', ARGV[3], ARGV[4]
+-- @include reserved.lua
+-- @include latch.lua
+-- @include clock.lua
+-- @include permits.lua
 
-local function reserved(field)
-  return field == 'mode' or string.sub(field, 1, 6) == 'rlock:'
-end
-if owner == '' or reserved(owner) then
-  return redis.error_reply('ERR rlock: owner token is empty or reserved')
-end
-
-local stored = redis.call('GET', latch)
-if stored then
-  local answer = {}
-  for number in string.gmatch(stored, '%-?%d+') do
-    answer[#answer + 1] = tonumber(number)
-  end
-  if #answer == 2 then
-    return answer
-  end -- not a latch of ours (forged): handled as a new request
-end
-
-if KEYS[6] then
-  local acquired = redis.call('GET', KEYS[6])
-  local code = acquired and string.match(acquired, '^(%d) ')
-  if code ~= '1' and code ~= '2' then
-    return {-1}
-  end
-  redis.call('DEL', KEYS[6])
-end
-
-local kind = redis.call('TYPE', name)['ok']
-if kind == 'hash' then
-  local layout = redis.call('HGET', name, 'mode')
-  return {-4, layout and (#layout <= 16 and layout or '?') or 'exclusive'}
-end
-local free = nil
-if kind == 'string' then
-  local value = redis.call('GET', name)
-  if #value <= 18 and string.match(value, '^%-?%d+$') then
-    free = tonumber(value)
-  end
-end
-if kind ~= 'none' and free == nil then
-  return {-3, kind}
+local kind, free = semaphore()
+local early = refused(owner) or latched(latch, 2) or unapplied(KEYS[6]) or other_layout(kind, free)
+if early then
+  return early
 end
 if kind == 'none' then
   -- No semaphore (NAME deleted, e.g. by force-unlock): any permit left in
@@ -95,45 +62,17 @@ if kind == 'none' then
   return {-1}
 end
 
-local now = redis.call('TIME')
-local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-
--- Give back the permits whose lease has ended (at most 1000 a call).
-local expired = redis.call('ZRANGEBYSCORE', timeouts, '-inf', now_ms, 'LIMIT', 0, 1000)
-local mine_expired = false
-if #expired > 0 then
-  for _, id in ipairs(expired) do
-    mine_expired = mine_expired or id == owner
-  end
-  redis.call('ZREM', timeouts, unpack(expired))
-  redis.call('HDEL', records, unpack(expired))
-  free = redis.call('INCRBY', name, #expired)
-  if free > 0 then
-    redis.call(publish, channel, free)
-  end
-end
+-- Expired permits go back first, as every Redisson script does.
+local mine_expired
+free, mine_expired = give_back_expired(free, server_ms())
 
 if not redis.call('ZSCORE', timeouts, owner) then
-  local any = redis.call('ZRANGE', timeouts, 0, 0)
-  if mine_expired or not any[1] then
-    return {-1}
-  end
-  return {-2, #any[1] <= 1024 and any[1] or ''}
+  return no_permit(mine_expired)
 end
 
 -- Levels held: the record's count (it is data: 1 when unreadable).
-local count = 1
-local record = nil
-local raw = redis.call('HGET', records, owner)
-if raw and #raw <= 8192 then
-  local ok, decoded = pcall(cjson.decode, raw)
-  if ok and type(decoded) == 'table' then
-    record = decoded
-    if type(decoded.count) == 'number' and decoded.count >= 1 and decoded.count < 1e15 then
-      count = math.floor(decoded.count)
-    end
-  end
-end
+local record = record_of(owner)
+local count = levels(record)
 
 local left = all and 0 or count - 1
 if left > 0 then

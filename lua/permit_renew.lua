@@ -33,78 +33,33 @@ end
 
 local name, timeouts, channel, records = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, lease, publish = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+-- @include reserved.lua
+-- @include clock.lua
+-- @include permits.lua
 
-local function reserved(field)
-  return field == 'mode' or string.sub(field, 1, 6) == 'rlock:'
-end
-if owner == '' or reserved(owner) then
-  return redis.error_reply('ERR rlock: owner token is empty or reserved')
-end
-
-local kind = redis.call('TYPE', name)['ok']
-if kind == 'hash' then
-  local layout = redis.call('HGET', name, 'mode')
-  return {-4, layout and (#layout <= 16 and layout or '?') or 'exclusive'}
-end
-local free = nil
-if kind == 'string' then
-  local value = redis.call('GET', name)
-  if #value <= 18 and string.match(value, '^%-?%d+$') then
-    free = tonumber(value)
-  end
-end
-if kind ~= 'none' and free == nil then
-  return {-3, kind}
+local kind, free = semaphore()
+local early = refused(owner) or other_layout(kind, free)
+if early then
+  return early
 end
 if kind == 'none' then
   return {-1} -- no semaphore (NAME deleted, e.g. by force-unlock): its permits are void
 end
 
-local now = redis.call('TIME')
-local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local now_ms = server_ms()
 
--- Give back the permits whose lease has ended (at most 1000 a call).
-local expired = redis.call('ZRANGEBYSCORE', timeouts, '-inf', now_ms, 'LIMIT', 0, 1000)
-local mine_expired = false
-if #expired > 0 then
-  for _, id in ipairs(expired) do
-    mine_expired = mine_expired or id == owner
-  end
-  redis.call('ZREM', timeouts, unpack(expired))
-  redis.call('HDEL', records, unpack(expired))
-  free = redis.call('INCRBY', name, #expired)
-  if free > 0 then
-    redis.call(publish, channel, free)
-  end
-end
+-- Expired permits go back first, as every Redisson script does.
+local _, mine_expired = give_back_expired(free, now_ms)
 
 local lease_end = tonumber(redis.call('ZSCORE', timeouts, owner))
 if not lease_end then
-  local any = redis.call('ZRANGE', timeouts, 0, 0)
-  if mine_expired or not any[1] then
-    return {-1}
-  end
-  return {-2, #any[1] <= 1024 and any[1] or ''}
+  return no_permit(mine_expired)
 end
 
-local count = 1
-local raw = redis.call('HGET', records, owner)
-local record = nil
-if raw and #raw <= 8192 then
-  local ok, decoded = pcall(cjson.decode, raw)
-  if ok and type(decoded) == 'table' then
-    record = decoded
-  end
-end
-if record and type(record.count) == 'number' and record.count >= 1 and record.count < 1e15 then
-  count = math.floor(record.count)
-end
+local record = record_of(owner)
+local count = levels(record)
 if lease == 0 then
-  lease = 30000
-  local ttl = record and record.ttl_ms
-  if type(ttl) == 'number' and ttl >= 1 then -- (NaN is not >= 1)
-    lease = math.min(math.floor(ttl), 31536000000)
-  end
+  lease = recorded_lease(record)
 end
 
 -- While the permit is re-entered (a nested run inside a run), one level's

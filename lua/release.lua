@@ -48,123 +48,19 @@ end
 local name, channel, latch = KEYS[1], KEYS[2], KEYS[3]
 local queue, timeouts, waiters, acquisition = KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local owner, all, publish, latch_ms = ARGV[1], ARGV[2] == '1', ARGV[3], ARGV[4]
+-- @include reserved.lua
+-- @include latch.lua
+-- @include holders.lua
+-- @include fair_queue.lua
 
-local function reserved(field)
-  return field == 'mode' or string.sub(field, 1, 6) == 'rlock:'
-end
-if owner == '' or reserved(owner) then
-  return redis.error_reply('ERR rlock: owner token is empty or reserved')
-end
-
-local stored = tonumber(redis.call('GET', latch))
-if stored then
-  return {stored}
+local early = refused(owner) or released(latch) or unapplied(acquisition)
+if early then
+  return early
 end
 
-if acquisition then
-  local acquired = redis.call('GET', acquisition)
-  local code = acquired and string.match(acquired, '^(%d) ')
-  if code ~= '1' and code ~= '2' then
-    return {-1}
-  end
-  redis.call('DEL', acquisition)
-end
-
--- ---- RFairLock's queue (the same functions in acquire.lua, release.lua,
--- force_unlock.lua and fair_leave.lua)
-
--- The rlock_waiters record of a queue entry (a table with a numeric until_ms), or
--- nil for a Redisson waiter (or a record that cannot be read).
-local function waiter_record(entry)
-  if not waiters then
-    return nil
-  end
-  local raw = redis.call('HGET', waiters, entry)
-  if not raw or #raw > 8192 then
-    return nil
-  end
-  local ok, record = pcall(cjson.decode, raw)
-  if ok and type(record) == 'table' and type(record.until_ms) == 'number' then
-    return record
-  end
-  return nil
-end
-
--- The first live entry of the queue (nil: none), how many stale ones precede it,
--- and its rlock record. Stale: an rlock waiter whose own until_ms has passed, or
--- another whose score has (one without a score never is, as in Redisson).
-local function survey(now_ms)
-  local i = 0
-  while true do
-    local entry = redis.call('LINDEX', queue, i)
-    if not entry then
-      return nil, i, nil
-    end
-    local record = waiter_record(entry)
-    if record then
-      if record.until_ms > now_ms then
-        return entry, i, record
-      end
-    else
-      local score = tonumber(redis.call('ZSCORE', timeouts, entry))
-      if not score or score > now_ms then
-        return entry, i, nil
-      end
-    end
-    i = i + 1
-  end
-end
-
--- Drops the `stale` first entries, and gives a live rlock head the score its
--- record says (a Redisson acquisition may have lowered it).
-local function settle(head, stale, record)
-  for _ = 1, stale do
-    local entry = redis.call('LPOP', queue)
-    redis.call('ZREM', timeouts, entry)
-    if waiters then
-      redis.call('HDEL', waiters, entry)
-    end
-  end
-  if record then
-    local score = tonumber(redis.call('ZSCORE', timeouts, head))
-    if not score or score < record.until_ms then
-      redis.call('ZADD', timeouts, string.format('%.0f', record.until_ms), head)
-    end
-  end
-end
-
--- The live head at now_ms after dropping the stale ones, and its rlock record.
-local function live_head(now_ms)
-  local head, stale, record = survey(now_ms)
-  settle(head, stale, record)
-  return head, record
-end
-
--- ---- the lock
-
-local kind = redis.call('TYPE', name)['ok']
-if kind == 'none' then
-  return {-1}
-end
-if kind ~= 'hash' then
-  return {-3, kind}
-end
-local rw_mode = redis.call('HGET', name, 'mode')
-if rw_mode then
-  return {-4, #rw_mode <= 16 and rw_mode or '?'}
-end
-
-local count = redis.call('HGET', name, owner)
+local count, not_owned = owned_count(name, owner)
 if not count then
-  -- A hash with more than 256 fields is not a lock: no holder is read from it.
-  if redis.call('HLEN', name) <= 256 then
-    for _, field in ipairs(redis.call('HKEYS', name)) do
-      if #field <= 1024 and not reserved(field) then
-        return {-2, field}
-      end
-    end
-  end
-  return {-2, ''}
+  return not_owned
 end
 
 -- As Redisson does, HINCRBY -1; a count that is not a positive integer (the
@@ -177,23 +73,11 @@ local published = nil
 if left > 0 then
   left = redis.call('HINCRBY', name, owner, -1)
 else
-  -- Publish first: if the user may not publish (an ACL without the channel), the
-  -- script fails before changing anything (the queue is only read until then).
-  -- Subscribers see the message only after the script has run, so they never
-  -- find the lock still there.
-  published = channel
-  local head, stale, record = nil, 0, nil
-  if queue then
-    local now = redis.call('TIME')
-    head, stale, record = survey(tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000))
-    if head then
-      published = channel .. ':' .. head
-    end
-  end
-  redis.call(publish, published, '0')
-  if queue then
-    settle(head, stale, record)
-  end
+  -- Publish first (wake): if the user may not publish (an ACL without the
+  -- channel), the script fails before changing anything (the queue is only read
+  -- until then). Subscribers see the message only after the script has run, so
+  -- they never find the lock still there.
+  published = wake(publish, channel)
   redis.call('DEL', name)
 end
 redis.call('SET', latch, left, 'PX', latch_ms)

@@ -72,49 +72,21 @@ local name, fence_key, latch, intents = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, lease, own_token, latch_ms = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', ARGV[4]
 local side, join, intent_ms, prefix = ARGV[9], ARGV[10] == '1', tonumber(ARGV[11]), ARGV[12]
 local writer_meta = 'rlock:meta'
+-- @include rw.lua
+-- @include acquisition.lua
+-- @include holders.lua
+-- @include clock.lua
+-- @include record.lua
 
-local function reserved(field)
-  return field == 'mode' or string.sub(field, 1, 6) == 'rlock:'
-end
-local function writer_field(field)
-  return #field > 6 and string.sub(field, -6) == ':write'
-end
-if owner == '' or reserved(owner) then
-  return redis.error_reply('ERR rlock: owner token is empty or reserved')
-end
-if side == 'read' and writer_field(owner) then
-  return redis.error_reply("ERR rlock: owner token is empty or reserved: a reader's token cannot end in ':write' (a writer's field)")
-end
-
-if not own_token then
-  local stored = redis.call('GET', latch)
-  if stored then
-    local answer = {}
-    for number in string.gmatch(stored, '%-?%d+') do
-      answer[#answer + 1] = tonumber(number)
-    end
-    if #answer == 4 then
-      return answer
-    end -- not a latch of ours (forged): handled as a new request
-  end
+local early = refused_side() or resent()
+if early then
+  return early
 end
 
 local field = side == 'write' and owner .. ':write' or owner
 local meta_field = side == 'write' and writer_meta or 'rlock:meta:' .. owner
-local function level_key(who, i)
-  return prefix .. ':' .. who .. ':rwlock_timeout:' .. i
-end
 
-local now = redis.call('TIME')
-local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-
--- Applies an answer: remembered in the latch when the token was given.
-local function applied(code, count, fence, lease_ms)
-  if not own_token then
-    redis.call('SET', latch, string.format('%d %d %.0f %d', code, count, fence, lease_ms), 'PX', latch_ms)
-  end
-  return {code, count, fence, lease_ms}
-end
+local now_ms = server_ms()
 
 -- The fencing token of this owner's hold: the one its record holds, when that
 -- is a whole number no larger than the counter (a reader's token cannot be
@@ -122,42 +94,12 @@ end
 -- record, e.g. Redisson's), 0 when missing.
 local function hold_fence()
   local counter = tonumber(redis.call('GET', fence_key)) or 0
-  local raw = redis.call('HGET', name, meta_field)
-  if raw and #raw <= 8192 then
-    local ok, meta = pcall(cjson.decode, raw)
-    local fence = ok and type(meta) == 'table' and meta.fence
-    if type(fence) == 'number' and fence >= 1 and fence <= counter and fence == math.floor(fence) then
-      return fence
-    end
+  local meta = decode_record(redis.call('HGET', name, meta_field))
+  local fence = meta and meta.fence
+  if type(fence) == 'number' and fence >= 1 and fence <= counter and fence == math.floor(fence) then
+    return fence
   end
   return counter
-end
-
--- A fresh acquisition's fencing token. A missing counter (first use, or a
--- server that lost its data in a restart without persistence) starts at the
--- server's clock in ms, so tokens stay above every token handed out before.
-local function new_fence()
-  if redis.call('EXISTS', fence_key) == 0 then
-    redis.call('SET', fence_key, now_ms)
-    return now_ms
-  end
-  return redis.call('INCR', fence_key)
-end
-
-local function record(fence)
-  return cjson.encode({
-    host = ARGV[5], pid = tonumber(ARGV[6]), command = ARGV[7], version = ARGV[8],
-    acquired_at_ms = now_ms, ttl_ms = lease, fence = fence,
-  })
-end
-
--- A reentry count: a positive integer of at most 15 digits (as Redisson's
--- HINCRBY leaves it). A value that is not one counts as one level.
-local function is_count(value)
-  return value and #value <= 15 and string.match(value, '^[1-9]%d*$') ~= nil
-end
-local function levels(value)
-  return is_count(value) and tonumber(value) or 1
 end
 
 -- One more level for `field` (HINCRBY as Redisson does; a value that is not a
@@ -185,16 +127,6 @@ local function owner_fields()
   return out
 end
 
-local function raw_meta(f)
-  if redis.call('HEXISTS', name, f) == 0 then
-    return false
-  end
-  if redis.call('HSTRLEN', name, f) > 8192 then
-    return ''
-  end
-  return redis.call('HGET', name, f)
-end
-
 -- Busy: who holds it (a writer if there is one, else the first reader).
 local function busy(mode, retry_ms)
   local holder, meta = '', false
@@ -204,14 +136,14 @@ local function busy(mode, retry_ms)
     for _, f in ipairs(fields) do
       if #f <= 1024 then
         if writer_field(f) and holder == '' then
-          holder, meta = string.sub(f, 1, -7), raw_meta(writer_meta)
+          holder, meta = string.sub(f, 1, -7), raw_field(name, writer_meta)
         elseif not writer_field(f) and not reader then
           reader = f
         end
       end
     end
     if holder == '' and reader then
-      holder, meta = reader, raw_meta('rlock:meta:' .. reader)
+      holder, meta = reader, raw_field(name, 'rlock:meta:' .. reader)
     end
   end
   return {0, holder, redis.call('PTTL', name), 'hash', meta, mode or false, retry_ms or 0}
@@ -256,7 +188,7 @@ if kind == 'hash' then
     if fields and fields[1] and #fields[1] <= 1024 then
       holder = fields[1]
     end
-    return {0, holder, redis.call('PTTL', name), 'hash', raw_meta(writer_meta), 'exclusive', 0}
+    return {0, holder, redis.call('PTTL', name), 'hash', raw_field(name, writer_meta), 'exclusive', 0}
   end
   local fields = owner_fields()
   if fields and #fields == 0 then
@@ -281,8 +213,8 @@ end
 
 if side == 'write' then
   if kind == 'none' then
-    local fence = new_fence()
-    redis.call('HSET', name, 'mode', 'write', field, 1, writer_meta, record(fence))
+    local fence = new_fence(now_ms)
+    redis.call('HSET', name, 'mode', 'write', field, 1, writer_meta, holder_record(5, now_ms, lease, fence))
     redis.call('PEXPIRE', name, lease)
     redis.call('ZREM', intents, owner)
     return applied(1, 1, fence, lease)
@@ -330,11 +262,11 @@ if not downgrade then
   end
 end
 
-local fence = new_fence()
+local fence = new_fence(now_ms)
 if kind == 'none' then
   redis.call('HSET', name, 'mode', 'read')
 end
-redis.call('HSET', name, field, 1, meta_field, record(fence))
+redis.call('HSET', name, field, 1, meta_field, holder_record(5, now_ms, lease, fence))
 redis.call('SET', level_key(owner, 1), 1, 'PX', lease)
 if redis.call('PTTL', name) < lease then
   redis.call('PEXPIRE', name, lease)

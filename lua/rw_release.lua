@@ -45,112 +45,21 @@
 local name, channel, latch = KEYS[1], KEYS[2], KEYS[3]
 local owner, all, publish, latch_ms = ARGV[1], ARGV[2] == '1', ARGV[3], ARGV[4]
 local side, prefix = ARGV[5], ARGV[6]
+-- @include rw.lua
+-- @include latch.lua
 
-local function reserved(field)
-  return field == 'mode' or string.sub(field, 1, 6) == 'rlock:'
-end
-local function writer_field(field)
-  return #field > 6 and string.sub(field, -6) == ':write'
-end
-if owner == '' or reserved(owner) then
-  return redis.error_reply('ERR rlock: owner token is empty or reserved')
-end
-if side == 'read' and writer_field(owner) then
-  return redis.error_reply("ERR rlock: owner token is empty or reserved: a reader's token cannot end in ':write' (a writer's field)")
-end
-
-local stored = tonumber(redis.call('GET', latch))
-if stored then
-  return {stored}
-end
-
-if KEYS[4] then
-  local acquired = redis.call('GET', KEYS[4])
-  local code = acquired and string.match(acquired, '^(%d) ')
-  if code ~= '1' and code ~= '2' then
-    return {-1}
-  end
-  redis.call('DEL', KEYS[4])
+local early = refused_side() or released(latch) or unapplied(KEYS[4])
+if early then
+  return early
 end
 
 local field = side == 'write' and owner .. ':write' or owner
-local other_field = side == 'write' and owner or owner .. ':write'
-
-local kind = redis.call('TYPE', name)['ok']
-if kind == 'none' then
-  return {-1}
-end
-if kind ~= 'hash' then
-  return {-3, kind}
-end
-local mode = redis.call('HGET', name, 'mode')
-if not mode then
-  return {-4, 'exclusive'}
-end
-
-local function level_key(who, i)
-  return prefix .. ':' .. who .. ':rwlock_timeout:' .. i
-end
-local function is_count(value)
-  return value and #value <= 15 and string.match(value, '^[1-9]%d*$') ~= nil
-end
-
--- Not ours: who is in it instead.
-local function not_held()
-  if redis.call('HEXISTS', name, other_field) == 1 then
-    return {-4, side == 'write' and 'read' or 'write'}
-  end
-  if redis.call('HLEN', name) <= 256 then
-    local reader = nil
-    for _, f in ipairs(redis.call('HKEYS', name)) do
-      if #f <= 1024 and not reserved(f) then
-        if writer_field(f) then
-          return {-2, string.sub(f, 1, -7)}
-        end
-        reader = reader or f
-      end
-    end
-    if reader and side == 'write' then
-      return {-2, reader}
-    end
-  end
-  return {-1}
-end
-
-local count = redis.call('HGET', name, field)
+local count, mode, not_owned = held_side(field)
 if not count then
-  return not_held()
+  return not_owned
 end
 
--- The longest lease left among the readers' level keys (-3 when none is
--- alive), as Redisson's read unlock computes it, counting `owner` with
--- `owner_levels` levels (what this release leaves of it); nil when the hash is
--- too big to be a lock or holds more levels than are worth reading (10000).
-local function readers_lease(owner_levels)
-  if redis.call('HLEN', name) > 256 then
-    return nil
-  end
-  local longest, budget = -3, 10000
-  for _, f in ipairs(redis.call('HKEYS', name)) do
-    local value = redis.call('HGET', name, f)
-    if not reserved(f) and not writer_field(f) and is_count(value) then
-      local n = tonumber(value)
-      if f == owner and side == 'read' then
-        n = owner_levels
-      end
-      if n > budget then
-        return nil
-      end
-      budget = budget - n
-      for i = n, 1, -1 do
-        longest = math.max(longest, redis.call('PTTL', level_key(f, i)))
-      end
-    end
-  end
-  return longest
-end
-
-local held = is_count(count) and tonumber(count) or 1
+local held = levels(count)
 local left = all and 0 or held - 1
 
 -- Every change comes after the PUBLISH (if the user may not publish, an ACL

@@ -33,88 +33,26 @@
 --                         the other side ('read' or 'write')
 --         error 'ERR rlock: owner token is empty or reserved'   as rw_acquire.lua
 local name, owner, lease, side, prefix = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+-- @include rw.lua
+-- @include renewal.lua
 
-local function reserved(field)
-  return field == 'mode' or string.sub(field, 1, 6) == 'rlock:'
-end
-local function writer_field(field)
-  return #field > 6 and string.sub(field, -6) == ':write'
-end
-if owner == '' or reserved(owner) then
-  return redis.error_reply('ERR rlock: owner token is empty or reserved')
-end
-if side == 'read' and writer_field(owner) then
-  return redis.error_reply("ERR rlock: owner token is empty or reserved: a reader's token cannot end in ':write' (a writer's field)")
+local refusal = refused_side()
+if refusal then
+  return refusal
 end
 
 local field = side == 'write' and owner .. ':write' or owner
-local other_field = side == 'write' and owner or owner .. ':write'
 local meta_field = side == 'write' and 'rlock:meta' or 'rlock:meta:' .. owner
 
-local kind = redis.call('TYPE', name)['ok']
-if kind == 'none' then
-  return {-1}
-end
-if kind ~= 'hash' then
-  return {-3, kind}
-end
-local mode = redis.call('HGET', name, 'mode')
-if not mode then
-  return {-4, 'exclusive'}
-end
-
-local function level_key(who, i)
-  return prefix .. ':' .. who .. ':rwlock_timeout:' .. i
-end
-local function is_count(value)
-  return value and #value <= 15 and string.match(value, '^[1-9]%d*$') ~= nil
-end
-
-local count = redis.call('HGET', name, field)
+local count, mode, not_owned = held_side(field)
 if not count then
-  if redis.call('HEXISTS', name, other_field) == 1 then
-    return {-4, side == 'write' and 'read' or 'write'}
-  end
-  if redis.call('HLEN', name) <= 256 then
-    local reader = nil
-    for _, f in ipairs(redis.call('HKEYS', name)) do
-      if #f <= 1024 and not reserved(f) then
-        if writer_field(f) then
-          return {-2, string.sub(f, 1, -7)}
-        end
-        reader = reader or f
-      end
-    end
-    if reader and side == 'write' then
-      return {-2, reader}
-    end
-  end
-  return {-1}
+  return not_owned
 end
-
-if lease == 0 then
-  lease = 30000
-  local raw = redis.call('HGET', name, meta_field)
-  if raw and #raw <= 8192 then
-    local ok, meta = pcall(cjson.decode, raw)
-    local ttl = ok and type(meta) == 'table' and meta.ttl_ms
-    if type(ttl) == 'number' and ttl >= 1 then -- (NaN is not >= 1)
-      lease = math.min(math.floor(ttl), 31536000000)
-    end
-  end
-end
-local held = is_count(count) and tonumber(count) or 1
+lease = renewal_lease(lease, name, meta_field)
+local held = levels(count)
 
 if side == 'write' then
-  -- While re-entered, one level's renewal never shortens the lease another relies on.
-  if held > 1 then
-    local current = redis.call('PTTL', name)
-    if current >= lease then
-      return {1, current}
-    end
-  end
-  redis.call('PEXPIRE', name, lease)
-  return {1, lease}
+  return renew_hash(name, held, lease)
 end
 
 -- side == 'read'
@@ -130,25 +68,9 @@ for i = math.min(held, 10000), 1, -1 do
 end
 
 -- The hash lives as long as the longest level key of any reader.
-local longest = -3
-if mode == 'read' and redis.call('HLEN', name) <= 256 then
-  local budget = 10000
-  for _, f in ipairs(redis.call('HKEYS', name)) do
-    local value = redis.call('HGET', name, f)
-    if not reserved(f) and not writer_field(f) and is_count(value) and longest ~= nil then
-      local n = tonumber(value)
-      if n > budget then
-        longest = nil
-      else
-        budget = budget - n
-        for i = n, 1, -1 do
-          longest = math.max(longest, redis.call('PTTL', level_key(f, i)))
-        end
-      end
-    end
-  end
-else
-  longest = nil
+local longest = nil
+if mode == 'read' then
+  longest = readers_lease(held)
 end
 if longest and longest >= own then
   redis.call('PEXPIRE', name, longest)

@@ -147,9 +147,9 @@ set_offset() { printf '%-63s\n' "$2" | dd of="$1" conv=notrunc status=none; }
 LIBFAKETIME=$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -n1)
 
 # --- hygiene ----------------------------------------------------------------
-# The SHA1s of lua/*.lua: what SCRIPT EXISTS must know, and nothing else.
-RLOCK_SRC=${RLOCK_SRC:-$(cd "$CHAOS_DIR/../.." && pwd)}
-lua_shas() { sha1sum "$RLOCK_SRC"/lua/*.lua | awk '{ print $1 }'; }
+# The SHA1s of the scripts the binary sends (lua/*.lua as assembled, next to the
+# binary: lib.sh's RLOCK_LUA): what SCRIPT EXISTS must know, and nothing else.
+lua_shas() { sha1sum "$RLOCK_LUA"/*.lua | awk '{ print $1 }'; }
 cached_scripts() { rcli INFO memory | tr -d '\r' | sed -n 's/^number_of_cached_scripts://p'; }
 
 # hygiene_checks LABEL [ALLOWED_KEY_REGEX]: after everything has stopped: no
@@ -174,7 +174,7 @@ hygiene_checks() {
     [ "$(rcli SCRIPT EXISTS "$sha")" = 1 ] && known=$((known + 1))
   done
   local cached; cached=$(cached_scripts)
-  check "$label: the script cache holds only rlock's scripts ($cached cached, $known of them lua/*.lua)" \
+  check "$label: the script cache holds only rlock's scripts ($cached cached, $known of them rlock's scripts)" \
     test "$cached" = "$known"
 }
 

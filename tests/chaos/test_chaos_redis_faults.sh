@@ -13,7 +13,7 @@
 . "$(dirname "$0")/chaos_lib.sh"
 start_redis
 proxy_start
-RELEASE_SHA=$(sha1sum "$RLOCK_SRC/lua/release.lua" | awk '{ print $1 }')
+RELEASE_SHA=$(sha1sum "$RLOCK_LUA/release.lua" | awk '{ print $1 }')
 HOLDERS=4 ROUNDS=2 FAULT_MS=3000 IO=300ms
 
 # judge TAG FAULT T_FAULT [bound_ms]: records the verdicts of one round.

@@ -6,6 +6,9 @@ set -u
 
 RLOCK=${RLOCK_BIN:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/rlock}
 [ -x "$RLOCK" ] || { echo "FAIL: rlock binary not found at $RLOCK (set RLOCK_BIN)"; exit 1; }
+# The scripts exactly as the binary sends them: the build assembles each lua/*.lua
+# (its `-- @include` lines replaced by lua/lib/ files) into lua/ next to the binary.
+RLOCK_LUA=$(dirname "$RLOCK")/lua
 command -v redis-server >/dev/null || { echo "FAIL: redis-server is not installed"; exit 1; }
 command -v redis-cli >/dev/null || { echo "FAIL: redis-cli is not installed"; exit 1; }
 
@@ -134,6 +137,29 @@ key_there() { [ "$(rcli EXISTS "$1")" = 1 ]; }
 numsub() { rcli PUBSUB NUMSUB "redisson_lock__channel:{$1}" | sed -n 2p; }
 has_sub() { [ "$(numsub "$1")" -ge 1 ]; }
 no_sub() { [ "$(numsub "$1")" = 0 ]; }
+# chan_subs CHANNEL: how many subscribe to CHANNEL (has_chan_sub: at least one).
+chan_subs() { rcli PUBSUB NUMSUB "$1" | sed -n 2p; }
+has_chan_sub() { [ "$(chan_subs "$1")" -ge 1 ]; }
+# subscribe CHANNEL FILE: redis-cli SUBSCRIBE in the background (pid in SUBPID),
+# writing what it receives to FILE; returns once it is subscribed.
+subscribe() {
+  rcli SUBSCRIBE "$1" >"$2" 2>&1 &
+  SUBPID=$!
+  _pids+=("$SUBPID")
+  wait_until 5 has_chan_sub "$1"
+}
+# got_msg FILE CHANNEL [MESSAGE [N]]: at least N (default 1) "message CHANNEL
+# MESSAGE" triples (MESSAGE default '0') arrived in FILE; no_msg FILE: none did.
+got_msg() {
+  python3 - "$1" "$2" "${3:-0}" "${4:-1}" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+n = sum(1 for i in range(len(lines) - 2)
+        if lines[i] == "message" and lines[i + 1] == sys.argv[2] and lines[i + 2] == sys.argv[3])
+sys.exit(0 if n >= int(sys.argv[4]) else 1)
+PY
+}
+no_msg() { ! grep -q '^message$' "$1"; }
 
 # bg F ARGS...: runs `rlock ARGS...` in the background (signal dispositions
 # reset to default, as from an interactive shell), with BG_BASE_ENV and BG_ENV

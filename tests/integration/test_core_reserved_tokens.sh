@@ -5,7 +5,6 @@
 # changed), and a holder is never reported as one of those fields.
 . "$(dirname "$0")/lib.sh"
 start_redis
-SRC=${RLOCK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 
 r acquire L --owner holder --ttl 60s
 expect_rc 0 "holder takes L"
@@ -54,9 +53,9 @@ check "the run ends" wait_until 10 bg_done "$TEST_TMP/run"
 check "the run exits 0 (its lock was never lost; got $(bg_rc "$TEST_TMP/run"))" test "$(bg_rc "$TEST_TMP/run")" = 0
 
 # --- the scripts refuse them too: an error reply, nothing changed
-REL=$(rcli -x SCRIPT LOAD <"$SRC/lua/release.lua")
-ACQ=$(rcli -x SCRIPT LOAD <"$SRC/lua/acquire.lua")
-REN=$(rcli -x SCRIPT LOAD <"$SRC/lua/renew.lua")
+REL=$(rcli -x SCRIPT LOAD <"$RLOCK_LUA/release.lua")
+ACQ=$(rcli -x SCRIPT LOAD <"$RLOCK_LUA/acquire.lua")
+REN=$(rcli -x SCRIPT LOAD <"$RLOCK_LUA/renew.lua")
 pttl_before=$(rcli PTTL L)
 for tok in rlock:meta rlock:x mode ''; do
   out=$(rcli EVALSHA "$REL" 3 L 'redisson_lock__channel:{L}' "redisson_unlock_latch:{L}:op1" "$tok" 1 PUBLISH 10000 2>&1)

@@ -12,7 +12,7 @@
 start_redis
 SRC=${RLOCK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 ROWNER=8743c9c0-0795-4907-87fd-6c719a6b4586:1
-sha_of() { rcli -x SCRIPT LOAD <"$SRC/lua/$1.lua"; }
+sha_of() { rcli -x SCRIPT LOAD <"$RLOCK_LUA/$1.lua"; }
 ACQ=$(sha_of acquire); REL=$(sha_of release); FU=$(sha_of force_unlock)
 LATCH_MS=24000
 # one-line answers of EVALSHA (redis-cli prints an array one element a line)

@@ -1,32 +1,66 @@
 #!/usr/bin/env bash
-# Lua scripts: EVALSHA of the embedded lua/*.lua, reloaded after SCRIPT FLUSH (NOSCRIPT).
+# Lua scripts: EVALSHA of the embedded lua/*.lua (as assembled with lua/lib/),
+# reloaded after SCRIPT FLUSH (NOSCRIPT).
 . "$(dirname "$0")/lib.sh"
 start_redis
 SRC=${RLOCK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 
-# --- the SHA the binary sends equals SCRIPT LOAD of lua/<script>.lua
+# --- the assembled scripts ($RLOCK_LUA, next to the binary): one per lua/*.lua
+# (none for lua/lib/*.lua), each its source with every `-- @include NAME.lua`
+# line replaced by lua/lib/NAME.lua (included once per script, its own includes
+# likewise), byte for byte; no include line is left
+assembly=$(python3 - "$SRC/lua" "$RLOCK_LUA" <<'PY'
+import glob, os, re, sys
+src, built = sys.argv[1], sys.argv[2]
+def assemble(path, included):
+    out = b''
+    for line in open(path, 'rb').read().splitlines(keepends=True):
+        m = re.match(rb'-- @include ([A-Za-z0-9_]+\.lua)[ \t]*\n?$', line)
+        if not m:
+            out += line
+        elif m.group(1) not in included:
+            included.add(m.group(1))
+            out += assemble(os.path.join(src, 'lib', m.group(1).decode()), included)
+    return out
+names = sorted(os.path.basename(f) for f in glob.glob(os.path.join(src, '*.lua')))
+found = sorted(os.path.basename(f) for f in glob.glob(os.path.join(built, '*.lua')))
+if names != found:
+    print('scripts %s, assembled %s' % (names, found))
+for name in names:
+    text = open(os.path.join(built, name), 'rb').read() if name in found else b''
+    if text != assemble(os.path.join(src, name), set()):
+        print('%s differs' % name)
+    if re.search(rb'(^|\n)-- @include', text):
+        print('%s keeps an include line' % name)
+PY
+)
+check "every lua/*.lua is assembled into $RLOCK_LUA exactly (${assembly:-ok})" test -z "$assembly"
+check "the library files are included (acquire.lua holds lib/fair_queue.lua's survey)" \
+  grep -q '^local function survey(now_ms)$' "$RLOCK_LUA/acquire.lua"
+
+# --- the SHA the binary sends equals SCRIPT LOAD of the assembled <script>.lua
 # (the file byte for byte: redis-cli -x, since "$(cat f)" would drop the final newline)
 r -v acquire S --owner o
 expect_rc 0 "acquire -v"
 sha_bin=$(grep -o '> EVALSHA [0-9a-f]\{40\}' <<<"$ERR" | head -1 | awk '{print $3}')
-sha_srv=$(rcli -x SCRIPT LOAD <"$SRC/lua/acquire.lua")
+sha_srv=$(rcli -x SCRIPT LOAD <"$RLOCK_LUA/acquire.lua")
 echo "  acquire: binary $sha_bin, SCRIPT LOAD $sha_srv"
 check "-v logs '> EVALSHA <sha>'" test -n "$sha_bin"
-check "acquire SHA equals SCRIPT LOAD of lua/acquire.lua" test "$sha_bin" = "$sha_srv"
-check "acquire SHA equals sha1 of lua/acquire.lua" test "$sha_bin" = "$(sha1sum <"$SRC/lua/acquire.lua" | cut -c1-40)"
+check "acquire SHA equals SCRIPT LOAD of the assembled acquire.lua" test "$sha_bin" = "$sha_srv"
+check "acquire SHA equals sha1 of the assembled acquire.lua" test "$sha_bin" = "$(sha1sum <"$RLOCK_LUA/acquire.lua" | cut -c1-40)"
 
 for op in renew release; do
   r -v "$op" S --owner o
   sha_bin=$(grep -o '> EVALSHA [0-9a-f]\{40\}' <<<"$ERR" | head -1 | awk '{print $3}')
-  sha_srv=$(rcli -x SCRIPT LOAD <"$SRC/lua/$op.lua")
+  sha_srv=$(rcli -x SCRIPT LOAD <"$RLOCK_LUA/$op.lua")
   echo "  $op: binary $sha_bin, SCRIPT LOAD $sha_srv"
-  check "$op SHA equals SCRIPT LOAD of lua/$op.lua" test -n "$sha_bin" -a "$sha_bin" = "$sha_srv"
+  check "$op SHA equals SCRIPT LOAD of the assembled $op.lua" test -n "$sha_bin" -a "$sha_bin" = "$sha_srv"
 done
 r acquire S2
 r -v force-unlock S2
 sha_bin=$(grep -o '> EVALSHA [0-9a-f]\{40\}' <<<"$ERR" | tail -1 | awk '{print $3}')
-sha_srv=$(rcli -x SCRIPT LOAD <"$SRC/lua/force_unlock.lua")
-check "force-unlock SHA equals SCRIPT LOAD of lua/force_unlock.lua" test -n "$sha_bin" -a "$sha_bin" = "$sha_srv"
+sha_srv=$(rcli -x SCRIPT LOAD <"$RLOCK_LUA/force_unlock.lua")
+check "force-unlock SHA equals SCRIPT LOAD of the assembled force_unlock.lua" test -n "$sha_bin" -a "$sha_bin" = "$sha_srv"
 
 # --- SCRIPT FLUSH between calls: NOSCRIPT, load, retry once
 rcli SCRIPT FLUSH >/dev/null

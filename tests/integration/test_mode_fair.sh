@@ -16,24 +16,6 @@ queue_len_is() { [ "$(queue_len "$1")" = "$2" ]; }
 score() { rcli ZSCORE "redisson_lock_timeout:{$1}" "$2"; }
 waiter_rec() { rcli HGET "rlock_waiters:{$1}" "$2"; }
 no_waiter_rec() { [ -z "$(waiter_rec "$1" "$2")" ]; }
-chan_subs() { rcli PUBSUB NUMSUB "$1" | sed -n 2p; }
-has_chan_sub() { [ "$(chan_subs "$1")" -ge 1 ]; }
-# subscribe CHANNEL FILE: redis-cli SUBSCRIBE in the background, returns when subscribed
-subscribe() {
-  rcli SUBSCRIBE "$1" >"$2" 2>&1 &
-  _pids+=($!)
-  wait_until 5 has_chan_sub "$1"
-}
-got_msg() { # FILE CHANNEL [N]: at least N (default 1) "message CHANNEL 0" triples arrived
-  python3 - "$1" "$2" "${3:-1}" <<'PY'
-import sys
-lines = open(sys.argv[1]).read().split("\n")
-n = sum(1 for i in range(len(lines) - 2)
-        if lines[i] == "message" and lines[i + 1] == sys.argv[2] and lines[i + 2] == "0")
-sys.exit(0 if n >= int(sys.argv[3]) else 1)
-PY
-}
-no_msg() { ! grep -q '^message$' "$1"; }
 
 # ---- Redisson's RFairLock, as the Java client sends it (test fixtures: the script
 # texts of RedissonFairLock.tryLockInnerAsync (EVAL_LONG), unlockInnerAsync and
@@ -356,7 +338,7 @@ d=$(( $(ms) - t0 )); echo "  rlock's dropped waiter had D ${d}ms after Redisson'
 check "it took D within 2s (${d}ms)" test "$d" -lt 2000
 check "the Redisson waiter behind kept its place" wait_until 5 queue_is D "$K2 "
 check "rlock's run exits 0" wait_until 5 bg_done "$TEST_TMP/d1"
-check "rlock's release woke the Redisson head" wait_until 3 got_msg "$TEST_TMP/k2.sub" "redisson_lock__channel:{D}:$K2" 2
+check "rlock's release woke the Redisson head" wait_until 3 got_msg "$TEST_TMP/k2.sub" "redisson_lock__channel:{D}:$K2" 0 2
 check "the Redisson waiter takes D" test -z "$(redisson_try D "$K2" 60000)"
 redisson_unlock D "$K2" >/dev/null
 
@@ -406,9 +388,8 @@ r release E --owner given --all
 check "released" key_gone E
 
 # ---- the scripts themselves: a resend answers as the first send; reserved tokens refused
-SRC=${RLOCK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-FACQ=$(rcli -x SCRIPT LOAD <"$SRC/lua/fair_acquire.lua")
-FLEAVE=$(rcli -x SCRIPT LOAD <"$SRC/lua/fair_leave.lua")
+FACQ=$(rcli -x SCRIPT LOAD <"$RLOCK_LUA/fair_acquire.lua")
+FLEAVE=$(rcli -x SCRIPT LOAD <"$RLOCK_LUA/fair_leave.lua")
 fair_once() { # NAME OWNER OWN_TOKEN OP JOIN
   rcli EVALSHA "$FACQ" 6 "$1" "redisson_lock_token:{$1}" "rlock_acquire_latch:{$1}:$4" "redisson_lock_queue:{$1}" \
     "redisson_lock_timeout:{$1}" "rlock_waiters:{$1}" "$2" 30000 "$3" 24000 h 1 c v "$5" 8000 | tr '\n' ' '

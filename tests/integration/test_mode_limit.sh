@@ -9,7 +9,6 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/run_helpers/common.sh"
 start_redis
-SRC=${RLOCK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 
 zset() { printf '{%s}:timeout' "$1"; }
 recs() { printf 'rlock_permits:{%s}' "$1"; }
@@ -152,7 +151,7 @@ check "the foreign key is untouched" test "$(rcli GET FS)" = some-token
 
 # --- the scripts themselves: reserved tokens, resends answered as the first send
 eval_acquire() { # NAME OWNER OWN_TOKEN OP
-  rcli EVAL "$(cat "$SRC/lua/permit_acquire.lua")" 6 "$1" "$(zset "$1")" "redisson_sc:{$1}" \
+  rcli EVAL "$(cat "$RLOCK_LUA/permit_acquire.lua")" 6 "$1" "$(zset "$1")" "redisson_sc:{$1}" \
     "redisson_lock_token:{$1}" "$(recs "$1")" "rlock_acquire_latch:{$1}:$4" "$2" 30000 "$3" 60000 2 PUBLISH h 1 c v
 }
 out=$(eval_acquire SC 'rlock:x' 0 op1 2>&1)
@@ -173,15 +172,15 @@ check "own token found again = acquired (code 1), no second permit ($b1 / $b2)" 
   eval '[ "${b2%% *}" = 1 ] && [ "$(held SC)" = 2 ] && [ "$(free_of SC)" = 0 ]'
 for script in permit_release permit_renew; do
   if [ $script = permit_release ]; then
-    out=$(rcli EVAL "$(cat "$SRC/lua/$script.lua")" 5 SC "$(zset SC)" 'redisson_sc:{SC}' "$(recs SC)" \
+    out=$(rcli EVAL "$(cat "$RLOCK_LUA/$script.lua")" 5 SC "$(zset SC)" 'redisson_sc:{SC}' "$(recs SC)" \
       'redisson_unlock_latch:{SC}:x' 'rlock:meta' 0 PUBLISH 60000 2>&1)
   else
-    out=$(rcli EVAL "$(cat "$SRC/lua/$script.lua")" 4 SC "$(zset SC)" 'redisson_sc:{SC}' "$(recs SC)" \
+    out=$(rcli EVAL "$(cat "$RLOCK_LUA/$script.lua")" 4 SC "$(zset SC)" 'redisson_sc:{SC}' "$(recs SC)" \
       'rlock:meta' 0 PUBLISH 2>&1)
   fi
   check "$script.lua refuses a reserved token" grep -q 'owner token is empty or reserved' <<<"$out"
 done
-rel() { rcli EVAL "$(cat "$SRC/lua/permit_release.lua")" 5 SC "$(zset SC)" 'redisson_sc:{SC}' "$(recs SC)" \
+rel() { rcli EVAL "$(cat "$RLOCK_LUA/permit_release.lua")" 5 SC "$(zset SC)" 'redisson_sc:{SC}' "$(recs SC)" \
   "redisson_unlock_latch:{SC}:$1" own 0 PUBLISH 60000 | tr '\n' ' '; }
 c1=$(rel op6); c2=$(rel op6)
 check "a resent release answers as the first ($c1 / $c2) and frees one permit" \
@@ -237,7 +236,6 @@ redisson_acquire() { # NAME ID LEASE_MS
 redisson_release() { # NAME ID
   rcli EVAL "$REDISSON_RELEASE" 3 "$1" "redisson_sc:{$1}" "$(zset "$1")" "$2" 1 "$(ms)" PUBLISH
 }
-numsub_of() { rcli PUBSUB NUMSUB "$1" | sed -n 2p; }
 RID=9f86d081884c7d65
 r acquire RS --limit 2 --owner mine
 check "Redisson's tryAcquire takes the second permit" test "$(redisson_acquire RS "$RID" 30000)" = OK
@@ -246,19 +244,16 @@ r acquire RS --limit 2 -n --owner third
 expect_rc 75 "Redisson's permit counts against rlock's --limit 2"
 check "Redisson's tryAcquire is refused while rlock holds the other (nearest lease answered)" \
   grep -q '^:' <<<"$(redisson_acquire RS other 30000)"
-rcli SUBSCRIBE 'redisson_sc:{RS}' >"$TEST_TMP/sc" 2>&1 &
-_pids+=($!)
-sub_ready() { [ "$(numsub_of 'redisson_sc:{RS}')" -ge 1 ]; }
-check "redis-cli SUBSCRIBEs to redisson_sc:{RS}" wait_until 5 sub_ready
+check "redis-cli SUBSCRIBEs to redisson_sc:{RS}" subscribe 'redisson_sc:{RS}' "$TEST_TMP/sc"
 r release RS --limit 2 --owner mine
 expect_rc 0 "rlock releases its permit"
-got_sc() { tr '\n' ' ' <"$TEST_TMP/sc" | grep -q 'message redisson_sc:{RS} 1 '; }
-check "rlock's release published the free count (1) on redisson_sc:{RS}, as Redisson's release" wait_until 3 got_sc
+check "rlock's release published the free count (1) on redisson_sc:{RS}, as Redisson's release" \
+  wait_until 3 got_msg "$TEST_TMP/sc" 'redisson_sc:{RS}' 1
 echo "  subscriber saw: $(tr '\n' ' ' <"$TEST_TMP/sc")"
 r acquire RS --limit 2 -n --owner mine
 W=$TEST_TMP/rsw
 bg "$W" acquire RS --limit 2 -w 10s --owner waiter
-sc_waiters() { [ "$(numsub_of 'redisson_sc:{RS}')" -ge 2 ]; }
+sc_waiters() { [ "$(chan_subs 'redisson_sc:{RS}')" -ge 2 ]; }
 check "an rlock waiter subscribes to redisson_sc:{RS}" wait_until 5 sc_waiters
 t0=$(ms)
 check "Redisson's tryRelease gives its permit back" test "$(redisson_release RS "$RID")" = 1

@@ -8,7 +8,6 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/run_helpers/common.sh"
 start_redis
-SRC=${RLOCK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 
 ROWNER=8743c9c0-0795-4907-87fd-6c719a6b4586:1 # a Redisson lock name (client id:thread id)
 
@@ -34,29 +33,8 @@ rs_read_renew() { rcli EVAL "$RS_READ_RENEW" 2 "$1" "{$1}" "$3" 1 "$2"; }
 
 hfields() { rcli HKEYS "$1" | sort | tr '\n' ' '; }
 pttl() { rcli PTTL "$1"; }
-numsub_ch() { rcli PUBSUB NUMSUB "$1" | sed -n 2p; }
 has_intent() { [ "$(rcli ZCARD "rlock_write_intent:{$1}")" -ge 1 ]; }
 no_intent() { [ "$(rcli EXISTS "rlock_write_intent:{$1}")" = 0 ]; }
-# subscribe CHANNEL FILE: redis-cli SUBSCRIBE in the background, returns once subscribed
-subscribe() {
-  rcli SUBSCRIBE "$1" >"$2" 2>&1 &
-  _pids+=($!)
-  SUBPID=$!
-  local ch=$1
-  sub_ready() { [ "$(numsub_ch "$ch")" -ge 1 ]; }
-  wait_until 5 sub_ready
-}
-got_msg() { # FILE CHANNEL MESSAGE: a "message CHANNEL MESSAGE" triple arrived
-  python3 - "$@" <<'PY'
-import sys
-lines = open(sys.argv[1]).read().split("\n")
-for i in range(len(lines) - 2):
-    if lines[i] == "message" and lines[i + 1] == sys.argv[2] and lines[i + 2] == sys.argv[3]:
-        sys.exit(0)
-sys.exit(1)
-PY
-}
-no_msg() { ! grep -q '^message$' "$1"; }
 # line LOG TEXT: the line number of TEXT in LOG (99999 when absent)
 line() { local n; n=$(grep -nxF "$2" "$1" | head -1 | cut -d: -f1); echo "${n:-99999}"; }
 has_line() { grep -qxF "$2" "$1"; }
@@ -341,7 +319,7 @@ expect_rc 64 "a reader's token ending in :write is a usage error"
 check "and makes no lock" key_gone TK
 check "saying why (one line)" eval 'one_err_line && grep -q "a reader.s token cannot" <<<"$ERR"'
 
-SHA=$(rcli -x SCRIPT LOAD <"$SRC/lua/rw_acquire.lua")
+SHA=$(rcli -x SCRIPT LOAD <"$RLOCK_LUA/rw_acquire.lua")
 rw_eval() { # OP OWNER: one rw_acquire request (read side, given token) with latch OP
   rcli EVALSHA "$SHA" 4 RS 'redisson_lock_token:{RS}' "rlock_acquire_latch:{RS}:$1" 'rlock_write_intent:{RS}' \
     "$2" 30000 0 60000 h 1 cmd test read 0 5000 '{RS}' | tr '\n' ' '

@@ -6,26 +6,6 @@
 start_redis
 
 ROWNER=8743c9c0-0795-4907-87fd-6c719a6b4586:1
-numsub() { rcli PUBSUB NUMSUB "$1" | sed -n 2p; }
-# subscribe CHANNEL FILE: redis-cli SUBSCRIBE in the background, returns when subscribed
-subscribe() {
-  rcli SUBSCRIBE "$1" >"$2" 2>&1 &
-  _pids+=($!)
-  SUBPID=$!
-  local ch=$1
-  sub_ready() { [ "$(numsub "$ch")" -ge 1 ]; }
-  wait_until 5 sub_ready
-}
-got_msg() { # FILE CHANNEL: a "message CHANNEL 0" triple arrived
-  python3 - "$1" "$2" <<'PY'
-import sys
-lines = open(sys.argv[1]).read().split("\n")
-for i in range(len(lines) - 2):
-    if lines[i] == "message" and lines[i + 1] == sys.argv[2] and lines[i + 2] == "0":
-        sys.exit(0)
-sys.exit(1)
-PY
-}
 
 # --- a Redisson-made lock excludes rlock
 rcli HINCRBY RL "$ROWNER" 1 >/dev/null
@@ -108,7 +88,7 @@ rcli HINCRBY WK "$ROWNER" 1 >/dev/null
 rcli PEXPIRE WK 30000 >/dev/null
 ( "$RLOCK" acquire WK -w 5s --owner waiter >"$TEST_TMP/wk.out" 2>"$TEST_TMP/wk.err"; echo $? >"$TEST_TMP/wk.rc"; ms >"$TEST_TMP/wk.t" ) &
 _pids+=($!)
-waiting() { [ "$(numsub 'redisson_lock__channel:{WK}')" -ge 1 ]; }
+waiting() { has_chan_sub 'redisson_lock__channel:{WK}'; }
 check "the rlock waiter subscribed to redisson_lock__channel:{WK}" wait_until 3 waiting
 sleep 0.5
 t_unlock=$(ms)

@@ -31,6 +31,32 @@ std::string optional_string(const redis::Reply& reply, std::size_t i);
 // Decodes the {-1}, {-2, holder}, {-3, type}, {-4, layout} answers shared by release and renew.
 OwnerCheck owner_check(long long code);
 
+// The answer every acquire script gives (lua/*acquire.lua): {1|2, count, fence,
+// lease_ms} acquired (1) or re-entered (2), or the busy answer (decode_holder).
+// An acquisition that fewer replicas acknowledged than --sync-replicas asks is
+// undone and throws (undo_if_unsynced). A layout's own answers are the caller's
+// to handle first; retry_after is left to it.
+AcquireResult decode_acquire(redis::Client& client, const AcquireRequest& request,
+                             const redis::EvalReply& answer, TimePoint sent_at);
+
+// The answer every release script gives: {n} released, n levels still held (0:
+// this hold is gone); or owner_check's {-1}, {-2, holder}, {-3, type}, {-4,
+// layout}. Anything after n (a channel, a count) is the caller's.
+ReleaseResult decode_release(const redis::Reply& reply);
+
+// The answer every renew script gives: {1, lease_ms}, or owner_check's. A
+// renewal that fewer replicas acknowledged than `sync` asks throws
+// RedisError(unsynced).
+RenewResult decode_renew(const redis::EvalReply& answer, const redis::SyncReplicas& sync);
+
+// A release message sent with `used` (PUBLISH) by a request that went out before
+// the client knew it talks to a Redis 7+ Cluster (the first request on a new
+// connection learns it from the HELLO sent with it): sharded subscribers
+// (Redisson's, rlock's) did not hear it, so say `message` again on `channel`
+// with the client's command (SPUBLISH). Best effort: never throws a RedisError.
+void publish_again_if_sharded(redis::Client& client, const LockKeys& keys, const std::string& used,
+                              const std::string& channel, const std::string& message);
+
 // "0 of 1 replicas acknowledged it within 1s (--sync-replicas)"
 std::string unsynced_phrase(long long acked, const redis::SyncReplicas& sync);
 

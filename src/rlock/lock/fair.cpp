@@ -29,7 +29,7 @@ AcquireResult fair_try_acquire(redis::Client& client, const AcquireRequest& requ
   // A resend only makes the true send time later, so this bound stays on the safe side.
   TimePoint sent_at = Clock::now();
   const auto& keys = request.keys;
-  auto [reply, acked] =
+  auto answer =
       run_script(client, scope, scripts::fair_acquire,
                  {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id), keys.queue,
                   keys.queue_timeouts, keys.waiters},
@@ -37,21 +37,8 @@ AcquireResult fair_try_acquire(redis::Client& client, const AcquireRequest& requ
                   ms(scope.policy.latch_lifetime()), request.info.host, std::to_string(request.info.pid),
                   request.info.command, RLOCK_VERSION, join_queue ? "1" : "0", ms(k_give_up_window)},
                  request.sync);
-  AcquireResult result;
-  result.sent_at = sent_at;
-  long long code = element(reply, 0).as_integer();
-  if (code == 1 || code == 2) {
-    result.acquired = true;
-    result.reentered = code == 2;
-    result.count = element(reply, 1).as_integer();
-    result.fence = element(reply, 2).as_integer();
-    result.lease = Millis(element(reply, 3).as_integer());
-    result.replicas_acked = acked;
-    undo_if_unsynced(client, request, acked);
-    return result;
-  }
-  result.holder = decode_holder(reply);
-  if (join_queue) {
+  AcquireResult result = decode_acquire(client, request, answer, sent_at);
+  if (!result.acquired && join_queue) {
     result.retry_after = k_refresh_every; // keeps the place: the give-up time moves on at each attempt
   }
   return result;

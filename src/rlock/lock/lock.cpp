@@ -168,23 +168,60 @@ bool lock_shaped(const LockState& state) {
                      [](const auto& owner) { return owner.second > 0; });
 }
 
-// A release message sent with PUBLISH by a request that went out before the
-// client knew it talks to a Redis 7+ Cluster (the first request of `rlock
-// release` on a new connection learns it from the HELLO sent with it): sharded
-// subscribers (Redisson's, rlock's) did not hear it, so say it again with SPUBLISH,
-// on the channel the script used (a fair queue's head's own), or the release
-// channel when the answer does not say (a resend's).
-void publish_again_if_sharded(redis::Client& client, const LockKeys& keys, const std::string& used,
-                              const std::string& channel) {
-  if (client.publish_command() == used) {
-    return;
+// The release message of the exclusive lock's scripts said again (detail::
+// publish_again_if_sharded): on the channel the script used (a fair queue's
+// head's own, a read-write lock's or a semaphore's for force-unlock), or the
+// release channel when the answer does not say (a resend's).
+void publish_release_again(redis::Client& client, const LockKeys& keys, const std::string& used,
+                           const std::string& channel) {
+  // Redisson's semaphore waiters wake on a positive count only.
+  publish_again_if_sharded(client, keys, used, channel.empty() ? keys.channel : channel,
+                           channel == keys.permit_channel ? "1" : "0");
+}
+
+// The exclusive lock's release (lua/release.lua), also a fair hold's.
+ReleaseResult exclusive_release(redis::Client& client, const LockKeys& keys, const std::string& owner,
+                                bool all, const std::string& op_id, const std::string& only_if_acquired_by) {
+  auto scope = one_shot(client, true);
+  const std::string publish = client.publish_command();
+  std::vector<std::string> script_keys{keys.name,  keys.channel,        latch_key(keys.unlock_latch, op_id),
+                                       keys.queue, keys.queue_timeouts, keys.waiters};
+  if (!only_if_acquired_by.empty()) {
+    script_keys.push_back(latch_key(keys.acquire_latch, only_if_acquired_by));
   }
-  try {
-    // Redisson's semaphore waiters wake on a positive count only.
-    client.publish(channel.empty() ? keys.channel : channel, channel == keys.permit_channel ? "1" : "0");
-  } catch (const RedisError& e) {
-    log::debug("cannot publish the release of {} again: {}", quote(keys.name), e.what());
+  auto reply = run_script(client, scope, scripts::release, script_keys,
+                          {owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime()), "1"})
+                   .reply;
+  ReleaseResult result = decode_release(reply);
+  if (result.check == OwnerCheck::ok && result.remaining == 0) {
+    publish_release_again(client, keys, publish, optional_string(reply, 1));
   }
+  return result;
+}
+
+// The exclusive lock's renewal (lua/renew.lua), also a fair hold's.
+RenewResult exclusive_renew(redis::Client& client, const LockKeys& keys, const std::string& owner,
+                            Millis lease, redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) {
+  redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), retry), false, std::nullopt, {}};
+  return decode_renew(run_script(client, scope, scripts::renew, {keys.name}, {owner, ms(lease)}, sync), sync);
+}
+
+// Calls the function of the layout `mode`'s holds live in: `exclusive` for the
+// RLock hash (a fair hold's too: RFairLock's lock is that hash), `read_write`
+// for RReadWriteLock's, `semaphore` for RPermitExpirableSemaphore's.
+template <typename Exclusive, typename ReadWrite, typename Semaphore>
+auto by_layout(Mode mode, Exclusive exclusive, ReadWrite read_write, Semaphore semaphore) {
+  switch (mode) {
+  case Mode::exclusive:
+  case Mode::fair:
+    break;
+  case Mode::read:
+  case Mode::write:
+    return read_write();
+  case Mode::limit:
+    return semaphore();
+  }
+  return exclusive();
 }
 
 } // namespace
@@ -254,6 +291,67 @@ void undo_if_unsynced(redis::Client& client, const AcquireRequest& request, long
   throw RedisError(RedisErrorKind::unsynced, fmt::format("{}; {}", unsynced_phrase(acked, request.sync), undone));
 }
 
+AcquireResult decode_acquire(redis::Client& client, const AcquireRequest& request,
+                             const redis::EvalReply& answer, TimePoint sent_at) {
+  const auto& reply = answer.reply;
+  AcquireResult result;
+  result.sent_at = sent_at;
+  long long code = element(reply, 0).as_integer();
+  if (code != 1 && code != 2) {
+    result.holder = decode_holder(reply);
+    return result;
+  }
+  result.acquired = true;
+  result.reentered = code == 2;
+  result.count = element(reply, 1).as_integer();
+  result.fence = element(reply, 2).as_integer();
+  result.lease = Millis(element(reply, 3).as_integer());
+  result.replicas_acked = answer.acked;
+  undo_if_unsynced(client, request, answer.acked);
+  return result;
+}
+
+ReleaseResult decode_release(const redis::Reply& reply) {
+  long long code = element(reply, 0).as_integer();
+  ReleaseResult result;
+  result.check = owner_check(code);
+  if (result.check == OwnerCheck::ok) {
+    result.remaining = code;
+  } else {
+    result.detail = optional_string(reply, 1);
+  }
+  return result;
+}
+
+RenewResult decode_renew(const redis::EvalReply& answer, const redis::SyncReplicas& sync) {
+  const auto& reply = answer.reply;
+  RenewResult result;
+  result.check = owner_check(element(reply, 0).as_integer());
+  result.replicas_acked = answer.acked;
+  if (result.check != OwnerCheck::ok) {
+    result.detail = optional_string(reply, 1);
+    return result;
+  }
+  result.lease = Millis(element(reply, 1).as_integer());
+  if (sync.count > 0 && answer.acked < sync.count) {
+    throw RedisError(RedisErrorKind::unsynced,
+                     fmt::format("renewed, but {}", unsynced_phrase(answer.acked, sync)));
+  }
+  return result;
+}
+
+void publish_again_if_sharded(redis::Client& client, const LockKeys& keys, const std::string& used,
+                              const std::string& channel, const std::string& message) {
+  if (client.publish_command() == used) {
+    return;
+  }
+  try {
+    client.publish(channel, message);
+  } catch (const RedisError& e) {
+    log::debug("cannot publish the release of {} again: {}", quote(keys.name), e.what());
+  }
+}
+
 Holder decode_holder(const redis::Reply& reply) {
   Holder holder;
   holder.owner = optional_string(reply, 1);
@@ -300,93 +398,30 @@ AcquireResult try_acquire(redis::Client& client, const AcquireRequest& request, 
   // A resend only makes the true send time later, so this bound stays on the safe side.
   TimePoint sent_at = Clock::now();
   const auto& keys = request.keys;
-  auto [reply, acked] = run_script(
-      client, scope, scripts::acquire,
-      {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id), keys.queue, keys.queue_timeouts,
-       keys.waiters},
-      {request.owner, ms(request.lease), request.own_token ? "1" : "0", ms(scope.policy.latch_lifetime()),
-       request.info.host, std::to_string(request.info.pid), request.info.command, RLOCK_VERSION},
-      request.sync);
-  AcquireResult result;
-  result.sent_at = sent_at;
-  long long code = element(reply, 0).as_integer();
-  if (code == 1 || code == 2) {
-    result.acquired = true;
-    result.reentered = code == 2;
-    result.count = element(reply, 1).as_integer();
-    result.fence = element(reply, 2).as_integer();
-    result.lease = Millis(element(reply, 3).as_integer());
-    result.replicas_acked = acked;
-    undo_if_unsynced(client, request, acked);
-    return result;
-  }
-  result.holder = decode_holder(reply);
-  return result;
+  auto answer = run_script(client, scope, scripts::acquire,
+                           {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id), keys.queue,
+                            keys.queue_timeouts, keys.waiters},
+                           {request.owner, ms(request.lease), request.own_token ? "1" : "0",
+                            ms(scope.policy.latch_lifetime()), request.info.host,
+                            std::to_string(request.info.pid), request.info.command, RLOCK_VERSION},
+                           request.sync);
+  return decode_acquire(client, request, answer, sent_at);
 }
 
 ReleaseResult release(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner, bool all,
                       const std::string& op_id, const std::string& only_if_acquired_by) {
-  switch (mode) {
-  case Mode::exclusive:
-  case Mode::fair:
-    break;
-  case Mode::read:
-  case Mode::write:
-    return rw_release(client, keys, mode, owner, all, op_id, only_if_acquired_by);
-  case Mode::limit:
-    return permit_release(client, keys, owner, all, op_id, only_if_acquired_by);
-  }
-  auto scope = one_shot(client, true);
-  const std::string publish = client.publish_command();
-  std::vector<std::string> script_keys{keys.name, keys.channel, latch_key(keys.unlock_latch, op_id), keys.queue,
-                                       keys.queue_timeouts, keys.waiters};
-  if (!only_if_acquired_by.empty()) {
-    script_keys.push_back(latch_key(keys.acquire_latch, only_if_acquired_by));
-  }
-  auto reply = run_script(client, scope, scripts::release, script_keys,
-                          {owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime()), "1"})
-                   .reply;
-  long long code = element(reply, 0).as_integer();
-  ReleaseResult result;
-  result.check = owner_check(code);
-  if (result.check == OwnerCheck::ok) {
-    result.remaining = code;
-    if (code == 0) {
-      publish_again_if_sharded(client, keys, publish, optional_string(reply, 1));
-    }
-  } else {
-    result.detail = optional_string(reply, 1);
-  }
-  return result;
+  return by_layout(
+      mode, [&] { return exclusive_release(client, keys, owner, all, op_id, only_if_acquired_by); },
+      [&] { return rw_release(client, keys, mode, owner, all, op_id, only_if_acquired_by); },
+      [&] { return permit_release(client, keys, owner, all, op_id, only_if_acquired_by); });
 }
 
 RenewResult renew(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner, Millis lease,
                   redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) {
-  switch (mode) {
-  case Mode::exclusive:
-  case Mode::fair:
-    break;
-  case Mode::read:
-  case Mode::write:
-    return rw_renew(client, keys, mode, owner, lease, retry, sync);
-  case Mode::limit:
-    return permit_renew(client, keys, owner, lease, retry, sync);
-  }
-  redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), retry), false, std::nullopt, {}};
-  auto [reply, acked] = run_script(client, scope, scripts::renew, {keys.name}, {owner, ms(lease)}, sync);
-  long long code = element(reply, 0).as_integer();
-  RenewResult result;
-  result.check = owner_check(code);
-  result.replicas_acked = acked;
-  if (result.check == OwnerCheck::ok) {
-    result.lease = Millis(element(reply, 1).as_integer());
-    if (sync.count > 0 && acked < sync.count) {
-      throw RedisError(RedisErrorKind::unsynced, fmt::format("renewed, but {}", unsynced_phrase(acked, sync)));
-    }
-  } else {
-    result.detail = optional_string(reply, 1);
-  }
-  return result;
+  return by_layout(
+      mode, [&] { return exclusive_renew(client, keys, owner, lease, retry, sync); },
+      [&] { return rw_renew(client, keys, mode, owner, lease, retry, sync); },
+      [&] { return permit_renew(client, keys, owner, lease, retry, sync); });
 }
 
 std::optional<std::string> force_unlock(redis::Client& client, const LockKeys& keys) {
@@ -401,7 +436,7 @@ std::optional<std::string> force_unlock(redis::Client& client, const LockKeys& k
   if (element(reply, 0).as_integer() == 0) {
     return std::nullopt;
   }
-  publish_again_if_sharded(client, keys, publish, optional_string(reply, 2));
+  publish_release_again(client, keys, publish, optional_string(reply, 2));
   return optional_string(reply, 1);
 }
 

@@ -2,11 +2,9 @@
 // permit_release.lua and permit_renew.lua, called as lock.cpp calls the
 // exclusive lock's scripts.
 #include <rlock/core/errors.hpp>
-#include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/lock/detail.hpp>
 #include <rlock/lock/layouts.hpp>
-#include <rlock/redis/errors.hpp>
 #include <rlock/redis/script.hpp>
 
 #include <fmt/format.h>
@@ -27,18 +25,16 @@ AcquireResult permit_try_acquire(redis::Client& client, const AcquireRequest& re
   // A resend only makes the true send time later, so this bound stays on the safe side.
   TimePoint sent_at = Clock::now();
   const auto& keys = request.keys;
-  auto [reply, acked] = run_script(client, scope, scripts::permit_acquire,
-                                   {keys.name, keys.permit_timeouts, keys.permit_channel, keys.fence_key,
-                                    keys.permit_records, latch_key(keys.acquire_latch, op_id)},
-                                   {request.owner, ms(request.lease), request.own_token ? "1" : "0",
-                                    ms(scope.policy.latch_lifetime()), std::to_string(request.mode.limit),
-                                    client.publish_command(), request.info.host,
-                                    std::to_string(request.info.pid), request.info.command, RLOCK_VERSION},
-                                   request.sync);
-  AcquireResult result;
-  result.sent_at = sent_at;
-  long long code = element(reply, 0).as_integer();
-  if (code == k_size_mismatch) {
+  auto answer = run_script(client, scope, scripts::permit_acquire,
+                           {keys.name, keys.permit_timeouts, keys.permit_channel, keys.fence_key,
+                            keys.permit_records, latch_key(keys.acquire_latch, op_id)},
+                           {request.owner, ms(request.lease), request.own_token ? "1" : "0",
+                            ms(scope.policy.latch_lifetime()), std::to_string(request.mode.limit),
+                            client.publish_command(), request.info.host, std::to_string(request.info.pid),
+                            request.info.command, RLOCK_VERSION},
+                           request.sync);
+  const auto& reply = answer.reply;
+  if (element(reply, 0).as_integer() == k_size_mismatch) {
     // The permits' number is the users' shared configuration, not a passing
     // state: waiting would not help, so this is refused at once.
     long long total = element(reply, 1).as_integer();
@@ -48,18 +44,8 @@ AcquireResult permit_try_acquire(redis::Client& client, const AcquireRequest& re
                     "name must give the same --limit (it is resized only while no permit is held)",
                     request.mode.limit, quote(keys.name), total, held));
   }
-  if (code == 1 || code == 2) {
-    result.acquired = true;
-    result.reentered = code == 2;
-    result.count = element(reply, 1).as_integer();
-    result.fence = element(reply, 2).as_integer();
-    result.lease = Millis(element(reply, 3).as_integer());
-    result.replicas_acked = acked;
-    undo_if_unsynced(client, request, acked);
-    return result;
-  }
-  result.holder = decode_holder(reply);
-  if (result.holder.type == "semaphore" && result.holder.ttl.count() >= 0) {
+  AcquireResult result = decode_acquire(client, request, answer, sent_at);
+  if (!result.acquired && result.holder.type == "semaphore" && result.holder.ttl.count() >= 0) {
     // Every permit is held: look again when the first of their leases ends (a
     // crashed holder's permit returns then, and nobody publishes it).
     result.retry_after = result.holder.ttl + Millis(1);
@@ -79,22 +65,11 @@ ReleaseResult permit_release(redis::Client& client, const LockKeys& keys, const 
   auto reply = run_script(client, scope, scripts::permit_release, script_keys,
                           {owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime())})
                    .reply;
-  long long code = element(reply, 0).as_integer();
-  ReleaseResult result;
-  result.check = owner_check(code);
-  if (result.check != OwnerCheck::ok) {
-    result.detail = optional_string(reply, 1);
-    return result;
-  }
-  result.remaining = code;
-  if (code == 0 && client.publish_command() != publish) {
-    // The request went out before the client learnt it talks to a Redis 7+
-    // Cluster: sharded subscribers did not hear the PUBLISH; say it again.
-    try {
-      client.publish(keys.permit_channel, std::to_string(element(reply, 1).as_integer()));
-    } catch (const RedisError& e) {
-      log::debug("cannot publish the release of {} again: {}", quote(keys.name), e.what());
-    }
+  ReleaseResult result = decode_release(reply);
+  if (result.check == OwnerCheck::ok && result.remaining == 0 && client.publish_command() != publish) {
+    // The new count of free permits, as the script published it.
+    publish_again_if_sharded(client, keys, publish, keys.permit_channel,
+                             std::to_string(element(reply, 1).as_integer()));
   }
   return result;
 }
@@ -102,24 +77,10 @@ ReleaseResult permit_release(redis::Client& client, const LockKeys& keys, const 
 RenewResult permit_renew(redis::Client& client, const LockKeys& keys, const std::string& owner, Millis lease,
                          redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) {
   redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), retry), false, std::nullopt, {}};
-  auto [reply, acked] =
-      run_script(client, scope, scripts::permit_renew,
-                 {keys.name, keys.permit_timeouts, keys.permit_channel, keys.permit_records},
-                 {owner, ms(lease), client.publish_command()}, sync);
-  long long code = element(reply, 0).as_integer();
-  RenewResult result;
-  result.check = owner_check(code);
-  result.replicas_acked = acked;
-  if (result.check == OwnerCheck::ok) {
-    result.lease = Millis(element(reply, 1).as_integer());
-    if (sync.count > 0 && acked < sync.count) {
-      throw RedisError(RedisErrorKind::unsynced,
-                       fmt::format("renewed, but {}", unsynced_phrase(acked, sync)));
-    }
-  } else {
-    result.detail = optional_string(reply, 1);
-  }
-  return result;
+  return decode_renew(run_script(client, scope, scripts::permit_renew,
+                                 {keys.name, keys.permit_timeouts, keys.permit_channel, keys.permit_records},
+                                 {owner, ms(lease), client.publish_command()}, sync),
+                      sync);
 }
 
 } // namespace rlock::lock

@@ -5,9 +5,6 @@
 #include <rlock/core/text.hpp>
 #include <rlock/lock/detail.hpp>
 #include <rlock/lock/layouts.hpp>
-#include <rlock/redis/errors.hpp>
-
-#include <fmt/format.h>
 
 namespace rlock::lock {
 
@@ -25,21 +22,6 @@ std::string_view side_of(Mode mode) {
   return mode == Mode::write ? "write" : "read";
 }
 
-// A release message sent with PUBLISH by a request that went out before the
-// client knew it talks to a Redis 7+ Cluster (see lock.cpp): say it again with
-// SPUBLISH so sharded subscribers hear it.
-void publish_again_if_sharded(redis::Client& client, const LockKeys& keys, const std::string& used,
-                              const char* message) {
-  if (client.publish_command() == used) {
-    return;
-  }
-  try {
-    client.publish(keys.rw_channel, message);
-  } catch (const RedisError& e) {
-    log::debug("cannot publish the release of {} again: {}", quote(keys.name), e.what());
-  }
-}
-
 } // namespace
 
 AcquireResult rw_try_acquire(redis::Client& client, const AcquireRequest& request, const std::string& op_id,
@@ -50,27 +32,18 @@ AcquireResult rw_try_acquire(redis::Client& client, const AcquireRequest& reques
   const bool writer = request.mode.mode == Mode::write;
   // Only a writer that will wait records an intent (a single attempt, -n, leaves none).
   const bool join = writer && request.wait.has_value();
-  auto [reply, acked] = run_script(
+  auto answer = run_script(
       client, scope, scripts::rw_acquire,
       {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id), keys.write_intent},
       {request.owner, ms(request.lease), request.own_token ? "1" : "0", ms(scope.policy.latch_lifetime()),
        request.info.host, std::to_string(request.info.pid), request.info.command, RLOCK_VERSION,
        std::string(side_of(request.mode.mode)), join ? "1" : "0", ms(k_intent_life), keys.reader_prefix},
       request.sync);
-  AcquireResult result;
-  result.sent_at = sent_at;
-  long long code = element(reply, 0).as_integer();
-  if (code == 1 || code == 2) {
-    result.acquired = true;
-    result.reentered = code == 2;
-    result.count = element(reply, 1).as_integer();
-    result.fence = element(reply, 2).as_integer();
-    result.lease = Millis(element(reply, 3).as_integer());
-    result.replicas_acked = acked;
-    undo_if_unsynced(client, request, acked);
+  AcquireResult result = decode_acquire(client, request, answer, sent_at);
+  const auto& reply = answer.reply;
+  if (result.acquired) {
     return result;
   }
-  result.holder = decode_holder(reply);
   if (join) {
     result.retry_after = k_intent_refresh; // keep the intent alive
   } else if (reply.elements.size() > 6 && reply.elements[6].type == redis::Reply::Type::integer) {
@@ -91,19 +64,11 @@ ReleaseResult rw_release(redis::Client& client, const LockKeys& keys, Mode mode,
                           {owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime()),
                            std::string(side_of(mode)), keys.reader_prefix})
                    .reply;
-  long long code = element(reply, 0).as_integer();
-  ReleaseResult result;
-  result.check = owner_check(code);
-  if (result.check == OwnerCheck::ok) {
-    result.remaining = code;
-    if (code == 0) {
-      // Whether the script published (a reader leaving others in it does
-      // not) is not in its answer: a message too many only wakes waiters
-      // that try again.
-      publish_again_if_sharded(client, keys, publish, mode == Mode::write ? "1" : "0");
-    }
-  } else {
-    result.detail = optional_string(reply, 1);
+  ReleaseResult result = decode_release(reply);
+  if (result.check == OwnerCheck::ok && result.remaining == 0) {
+    // Whether the script published (a reader leaving others in it does not)
+    // is not in its answer: a message too many only wakes waiters that try again.
+    publish_again_if_sharded(client, keys, publish, keys.rw_channel, mode == Mode::write ? "1" : "0");
   }
   return result;
 }
@@ -111,22 +76,9 @@ ReleaseResult rw_release(redis::Client& client, const LockKeys& keys, Mode mode,
 RenewResult rw_renew(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner,
                      Millis lease, redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) {
   redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), retry), false, std::nullopt, {}};
-  auto [reply, acked] = run_script(client, scope, scripts::rw_renew, {keys.name},
-                                   {owner, ms(lease), std::string(side_of(mode)), keys.reader_prefix}, sync);
-  long long code = element(reply, 0).as_integer();
-  RenewResult result;
-  result.check = owner_check(code);
-  result.replicas_acked = acked;
-  if (result.check == OwnerCheck::ok) {
-    result.lease = Millis(element(reply, 1).as_integer());
-    if (sync.count > 0 && acked < sync.count) {
-      throw RedisError(RedisErrorKind::unsynced,
-                       fmt::format("renewed, but {}", unsynced_phrase(acked, sync)));
-    }
-  } else {
-    result.detail = optional_string(reply, 1);
-  }
-  return result;
+  return decode_renew(run_script(client, scope, scripts::rw_renew, {keys.name},
+                                 {owner, ms(lease), std::string(side_of(mode)), keys.reader_prefix}, sync),
+                      sync);
 }
 
 void rw_leave(redis::Client& client, const LockKeys& keys, const std::string& owner) noexcept {

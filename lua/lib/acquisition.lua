@@ -1,0 +1,37 @@
+-- lib/acquisition.lua: what the acquisition scripts (acquire.lua,
+-- fair_acquire.lua, rw_acquire.lua, permit_acquire.lua) share: answering a
+-- resend, and a fresh fencing token. Uses the script's locals own_token
+-- (ARGV[3] = '1'), latch (this request's latch key), latch_ms (its lifetime)
+-- and fence_key (the fencing counter, redisson_lock_token:{NAME}).
+-- @include latch.lua
+
+-- A resend's answer, when the token was given (ARGV[3] = '0'): the one the first
+-- send left in the latch. nil for a new request, and for a token of the client's
+-- own (the script finds a resend by the token in the lock).
+local function resent()
+  if own_token then
+    return nil
+  end
+  return latched(latch, 4)
+end
+
+-- Applies an answer: remembered in the latch when the token was given.
+local function applied(code, count, fence, lease_ms)
+  if not own_token then
+    redis.call('SET', latch, string.format('%d %d %.0f %d', code, count, fence, lease_ms), 'PX', latch_ms)
+  end
+  return {code, count, fence, lease_ms}
+end
+
+-- A fresh acquisition's fencing token. A missing counter (first use, or a
+-- server that lost its data in a restart without persistence) starts at the
+-- server's clock in ms (now_ms), so tokens stay above every token handed out
+-- before (unless more than one acquisition a millisecond was sustained). An
+-- existing counter (also Redisson's RFencedLock's) just counts on.
+local function new_fence(now_ms)
+  if redis.call('EXISTS', fence_key) == 0 then
+    redis.call('SET', fence_key, now_ms)
+    return now_ms
+  end
+  return redis.call('INCR', fence_key)
+end

@@ -1,0 +1,58 @@
+-- lib/exclusive.lua: taking Redisson's RLock hash (NAME: {owner token = reentry
+-- count}, 'rlock:meta', lease = PEXPIRE), as acquire.lua and fair_acquire.lua
+-- do once the queue lets them. Uses the script's locals name, owner, lease and
+-- those lib/acquisition.lua names.
+-- @include acquisition.lua
+-- @include holders.lua
+-- @include record.lua
+
+-- The fencing token of the current hold: the counter cannot move while the
+-- lock is held (only a fresh acquisition takes a token), 0 when missing. The
+-- record's 'fence' is never believed.
+local function current_fence()
+  return tonumber(redis.call('GET', fence_key)) or 0
+end
+
+-- Takes the free lock for the owner: a fresh fencing token, its field (one
+-- level), its record (ARGV[5] .. ARGV[8]: host, pid, command, version) and the
+-- lease. Returns the answer {1, 1, fence, lease}.
+local function take(now_ms)
+  local fence = new_fence(now_ms)
+  redis.call('HSET', name, owner, 1, 'rlock:meta', holder_record(5, now_ms, lease, fence))
+  redis.call('PEXPIRE', name, lease)
+  return applied(1, 1, fence, lease)
+end
+
+-- An attempt on the lock hash NAME: the owner's own hold re-entered, or the
+-- hold as it is now when the token is the client's own (a resend of an applied
+-- acquisition), and true; else the busy answer, and false.
+local function attempt_held()
+  -- A Redisson read-write lock (its 'mode' field) is never a plain lock, whoever asks.
+  local mode = rw_mode(name)
+  if mode then
+    return busy_answer(name, mode), false
+  end
+  local count = redis.call('HGET', name, owner)
+  if not count then
+    return busy_answer(name, nil), false
+  end
+  if own_token then
+    return {1, math.floor(tonumber(count) or 1), current_fence(), redis.call('PTTL', name)}, true
+  end
+  -- As Redisson does, HINCRBY; a count that is not a positive integer (the hash
+  -- is data) counts as one level.
+  if #count <= 15 and string.match(count, '^[1-9]%d*$') then
+    count = redis.call('HINCRBY', name, owner, 1)
+  else
+    count = 2
+    redis.call('HSET', name, owner, count)
+  end
+  -- A re-entry lengthens the lease if it asks for more, never shortens it: the
+  -- outer level keeps renewing at its own pace.
+  local current = redis.call('PTTL', name)
+  if current < lease then
+    redis.call('PEXPIRE', name, lease)
+    current = lease
+  end
+  return applied(2, count, current_fence(), current), true
+end

@@ -1,0 +1,42 @@
+-- lib/record.lua: rlock's holder records (JSON beside a hold: 'rlock:meta' of a
+-- lock hash, 'rlock:meta:OWNER' of a reader, rlock_permits:{NAME} of a permit,
+-- rlock_waiters:{NAME} of a fair waiter). A record is data anyone can write:
+-- only bounded values of it are ever used.
+
+-- The record of a fresh hold: who took it (ARGV[at] .. ARGV[at + 3]: host, pid,
+-- command, rlock version), when (now_ms), its lease and fencing token, and, when
+-- `count` is given, its re-entry levels (a permit's).
+local function holder_record(at, now_ms, lease, fence, count)
+  local record = {
+    host = ARGV[at], pid = tonumber(ARGV[at + 1]), command = ARGV[at + 2], version = ARGV[at + 3],
+    acquired_at_ms = now_ms, ttl_ms = lease, fence = fence,
+  }
+  if count then
+    record.count = count
+  end
+  return cjson.encode(record)
+end
+
+-- A raw record decoded: a table; nil when absent, over 8 KiB or not a JSON
+-- object or array.
+local function decode_record(raw)
+  if not raw or #raw > 8192 then
+    return nil
+  end
+  local ok, record = pcall(cjson.decode, raw)
+  if ok and type(record) == 'table' then
+    return record
+  end
+  return nil
+end
+
+-- The lease a hold was taken with, from its decoded record (or nil): its ttl_ms
+-- when that is a number of at least 1 (whole ms, at most 365 days), else 30s
+-- (Redisson's default lease).
+local function recorded_lease(record)
+  local ttl = record and record.ttl_ms
+  if type(ttl) == 'number' and ttl >= 1 then -- (NaN is not >= 1)
+    return math.min(math.floor(ttl), 31536000000)
+  end
+  return 30000
+end
