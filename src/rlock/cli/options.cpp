@@ -205,7 +205,8 @@ std::unique_ptr<App> make_app() {
   run->add_flag("--wait-descendants", raw.wait_descendants,
                 "When CMD exits, keep the lock until what it left running ends (default: stop them)");
   run->footer(std::string("Then: -- CMD [ARG...]  the command to run under the lock (searched in PATH),\n"
-                          "with RLOCK_NAME, RLOCK_OWNER, RLOCK_FENCE and RLOCK_URL in its environment.\n"
+                          "with RLOCK_NAME, RLOCK_OWNER, RLOCK_FENCE and RLOCK_URL in its environment\n"
+                          "(and RLOCK_TLS_* for a TLS URL).\n"
                           "rlock exits with CMD's status. A NAME that starts with '-': run -- -NAME -- CMD.\n\n") +
               k_footer);
   return a;
