@@ -205,10 +205,13 @@ TlsContext::~TlsContext() {
 }
 
 std::shared_ptr<const TlsContext> tls_context(const TlsOptions& options) {
-  // Keyed by everything but the server name (checked per connection).
+  // Keyed by everything but the server name (checked per connection). Never
+  // freed: OpenSSL cleans up after itself at exit (atexit, registered after
+  // this map was made), and a context freed by a static destructor after that
+  // would touch freed memory.
+  using Key = std::tuple<std::string, std::string, std::string, bool>;
   static std::mutex mutex;
-  static std::map<std::tuple<std::string, std::string, std::string, bool>, std::shared_ptr<const TlsContext>>
-      cache;
+  static auto& cache = *new std::map<Key, std::shared_ptr<const TlsContext>>();
   TlsOptions key_options = options;
   key_options.server_name.clear();
   auto key = std::make_tuple(options.ca_file, options.cert, options.key, options.insecure);
