@@ -144,6 +144,10 @@ std::string hint_for(const std::string& reason) {
 } // namespace
 
 TlsContext::TlsContext(const TlsOptions& options) : m_options(options) {
+  // The system's openssl.cnf is not read: it may load engines or provider
+  // modules with dlopen, which a static rlock cannot do safely. The trust
+  // store and the library's defaults (protocols, security level) stay.
+  OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_CONFIG, nullptr);
   ERR_clear_error();
   m_ctx = SSL_CTX_new(TLS_client_method());
   if (m_ctx == nullptr) {
