@@ -85,6 +85,11 @@ check "run released" key_gone R
 r "${CA[@]}" run R2 -- sh -c 'env | grep "^RLOCK_URL="'
 expect_rc 0 "run with the password in the URL"
 check "CMD's RLOCK_URL has no password" test "$OUT" = "RLOCK_URL=rediss://$H1"
+# The renewal thread has a TLS connection of its own (renewals every TTL/3).
+r -v "${CA[@]}" run R3 --ttl 600ms -- sleep 1.2
+expect_rc 0 "run over TLS with renewals"
+check "the lease was renewed over TLS (at least 3 renewals)" test "$(grep -c '> EVALSHA .* R3 ' <<<"$ERR")" -ge 4
+check "-v of the renewals never shows the password" no_secret
 
 # waiting over TLS: the release message arrives on a TLS subscription
 r "${CA[@]}" acquire W --owner holder
@@ -201,10 +206,10 @@ check "plain server: within the connect timeout (${D}ms < 1500)" test "$D" -lt 1
 check "plain server: one error line" one_err_line
 
 HOSTILE="$(cd "$(dirname "$0")" && pwd)/hostile_server.py"
-# A capped reply stays well under 200 MB; an ASan build (./dev's sanitizer runs)
-# keeps freed memory in quarantine and needs more whatever the transport.
+# A capped reply stays well under 200 MB; a sanitizer build (./dev's sanitizer
+# runs) keeps freed memory in quarantine and needs more whatever the transport.
 RSS_LIMIT_KB=204800
-grep -qa __asan_init "$RLOCK" && RSS_LIMIT_KB=716800
+grep -qaE "__asan_init|__tsan_init" "$RLOCK" && RSS_LIMIT_KB=716800
 # hr MODE ARGS...: as in test_conn_hostile.sh, with the server speaking TLS when
 # HOSTILE_TLS_CERT is set, rlock given rediss:// and the test CA.
 hr() {
