@@ -418,9 +418,9 @@ void Connection::write_all(std::string_view data, TimePoint deadline) {
       continue;
     }
     pollfd pfd{m_fd, wait, 0};
-      if (::poll(&pfd, 1, poll_timeout_ms(deadline)) == 0) {
-        fail_timeout("request not sent");
-      }
+    if (::poll(&pfd, 1, poll_timeout_ms(deadline)) == 0) {
+      fail_timeout("request not sent");
+    }
   }
 }
 
@@ -446,13 +446,13 @@ bool Connection::read_into_reader(TimePoint deadline) {
     if (::poll(&pfd, 1, poll_timeout_ms(deadline)) == 0) {
       return false;
     }
-    }
+  }
 }
 
 bool Connection::pull_decrypted() {
   if (!m_tls || !m_tls->has_pending()) {
-      return false;
-    }
+    return false;
+  }
   char buf[16384];
   short wait = 0;
   long n = transport_read(buf, sizeof buf, wait); // returns what is decrypted, never waits
