@@ -56,7 +56,7 @@ _rlock() {
       return
       ;;
     -u | --url)
-      COMPREPLY=($(compgen -W "redis:// redis-sentinel:// unix://" -- "$cur"))
+      COMPREPLY=($(compgen -W "redis:// rediss:// redis-sentinel:// rediss-sentinel:// unix://" -- "$cur"))
       return
       ;;
     --ttl | -w | --wait | --kill-after | --hold-min | --max-hold | --connect-timeout | \

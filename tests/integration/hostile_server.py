@@ -26,6 +26,10 @@ It ignores what a request says and answers according to MODE:
   pubsub        a "busy" acquire answer to every request, a SUBSCRIBE confirmation
                 to SUBSCRIBE, then the bigbulk stream on that connection
 
+With HOSTILE_TLS_CERT and HOSTILE_TLS_KEY (PEM files) in its environment it
+speaks TLS: each connection's handshake first, then the same misbehaviour
+inside the TLS stream (for rediss:// clients).
+
 The fast modes stop sending at their byte limit and keep the connection open, so
 an rlock without caps is measured at a known size rather than running the machine
 out of memory. The server exits after LIFETIME_SECONDS (default 20) and as soon as
@@ -34,6 +38,7 @@ the process that started it is gone. Python 3 standard library only.
 
 import os
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -81,8 +86,10 @@ def read_request(conn):
             return data
 
 
-def serve(mode, conn):
+def serve(mode, conn, tls):
     try:
+        if tls is not None:
+            conn = tls.wrap_socket(conn, server_side=True)
         request = read_request(conn)
         if mode == "stream":
             send_forever(conn, b"+", b"x" * 65536, 256 * MiB)
@@ -119,7 +126,7 @@ def serve(mode, conn):
         else:
             raise SystemExit("unknown mode " + mode)
     except OSError:
-        pass  # the client went away
+        pass  # the client went away (ssl.SSLError is an OSError too)
 
 
 def main():
@@ -134,6 +141,10 @@ def main():
         os._exit(0)
 
     threading.Thread(target=watchdog, daemon=True).start()
+    tls = None
+    if os.environ.get("HOSTILE_TLS_CERT"):
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls.load_cert_chain(os.environ["HOSTILE_TLS_CERT"], os.environ["HOSTILE_TLS_KEY"])
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
@@ -143,7 +154,7 @@ def main():
     os.rename(port_file + ".tmp", port_file)
     for _ in range(1000):  # bounded: a test makes a handful of connections
         conn, _ = listener.accept()
-        threading.Thread(target=serve, args=(mode, conn), daemon=True).start()
+        threading.Thread(target=serve, args=(mode, conn, tls), daemon=True).start()
 
 
 if __name__ == "__main__":

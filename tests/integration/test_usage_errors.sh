@@ -58,7 +58,8 @@ usage "bad URL port 0" -- -u redis://h:0 acquire X
 usage "bad URL port abc" -- -u redis://h:abc acquire X
 usage "bad URL db" -- -u redis://127.0.0.1:6379/abc acquire X
 usage "relative unix path" -- -u unix://relative.sock acquire X
-usage "rediss:// (not supported yet)" --has "not supported yet" -- -u rediss://127.0.0.1:6380 acquire X
+usage "bad rediss:// port" --has "bad port" -- -u rediss://127.0.0.1:x acquire X
+usage "rediss-sentinel:// without a master name" --has "missing master name" -- -u rediss-sentinel://h:26379 acquire X
 usage "redis-sentinel:// without a master name" --has "missing master name" -- -u redis-sentinel://h:26379 acquire X
 usage "a bad URL among several" --has "bad port" -- -u "$RLOCK_URL" -u "redis://127.0.0.1:x" acquire X
 usage "the same master twice (a fake Redlock majority)" --has "given twice" -- -u "$RLOCK_URL" -u "$RLOCK_URL/0" acquire X
@@ -71,8 +72,11 @@ usage "--on-lost bad value" --has bogus -- run L --on-lost bogus -- true
 usage "--kill-after 0" -- run L --kill-after 0 -- true
 usage "--max-hold abc" -- run L --max-hold abc -- true
 usage "--hold-min -1s" -- run L --hold-min=-1s -- true
-usage "--tls-ca-file (not supported yet)" --has "not supported yet" -- --tls-ca-file /dev/null acquire X
-usage "--tls-insecure (not supported yet)" --has "not supported yet" -- --tls-insecure acquire X
+usage "--tls-ca-file with a redis:// URL" --has "--tls-ca-file: no URL uses TLS" -- --tls-ca-file /dev/null acquire X
+usage "--tls-insecure with a redis:// URL" --has "--tls-insecure: no URL uses TLS" -- --tls-insecure acquire X
+usage "--tls-ca-file missing" --has "--tls-ca-file: /nonexistent/ca.pem" -- -u rediss://127.0.0.1:6380 \
+  --tls-ca-file /nonexistent/ca.pem acquire X
+usage "--tls-cert without --tls-key" --has "--tls-key" -- -u rediss://127.0.0.1:6380 --tls-cert /dev/null acquire X
 usage "status --bogus" -- status --bogus
 usage "--password-file missing" --has /nonexistent/pw -- --password-file /nonexistent/pw acquire X
 check "no usage error touched Redis (besides the empty-value cases, checked above)" \

@@ -5,15 +5,37 @@
 # Every wait here is bounded; a topology that does not come up ends the test
 # with "FAIL: ...".
 
+# TLS (test_conn_tls.sh): after topo_use_tls CA_FILE CERT_FILE KEY_FILE, every
+# node and sentinel started listens with TLS only (its port is the TLS port;
+# replication and the cluster bus use TLS too), ccli speaks TLS, and the URLs
+# made here are rediss:// and rediss-sentinel://.
+TOPO_SERVER_TLS=()
+TOPO_CLI_TLS=()
+TOPO_SCHEME=redis
+topo_use_tls() {
+  TOPO_SERVER_TLS=(--tls-cert-file "$2" --tls-key-file "$3" --tls-ca-cert-file "$1" --tls-auth-clients no
+                   --tls-replication yes --tls-cluster yes)
+  TOPO_CLI_TLS=(--tls --cacert "$1")
+  TOPO_SCHEME=rediss
+}
+# _topo_listen PORT: sets TOPO_LISTEN, the redis-server arguments to listen on PORT.
+_topo_listen() {
+  if [ ${#TOPO_SERVER_TLS[@]} -gt 0 ]; then
+    TOPO_LISTEN=(--port 0 --tls-port "$1" "${TOPO_SERVER_TLS[@]}")
+  else
+    TOPO_LISTEN=(--port "$1")
+  fi
+}
+
 # ccli PORT ARGS...: redis-cli against one loopback server (no redirections).
-ccli() { local p=$1; shift; redis-cli -h 127.0.0.1 -p "$p" "$@"; }
+ccli() { local p=$1; shift; redis-cli -h 127.0.0.1 -p "$p" "${TOPO_CLI_TLS[@]}" "$@"; }
 # ccli_ask PORT ARGS...: the same, preceded by ASKING on the same connection
 # (reads a key of a slot the node is importing); prints the command's reply only.
 ccli_ask() {
   local p=$1; shift
   local a line="ASKING"$'\n'
   for a in "$@"; do a=${a//\\/\\\\}; line+="\"${a//\"/\\\"}\" "; done
-  printf '%s\n' "$line" | redis-cli -h 127.0.0.1 -p "$p" 2>/dev/null | tail -n 1
+  printf '%s\n' "$line" | redis-cli -h 127.0.0.1 -p "$p" "${TOPO_CLI_TLS[@]}" 2>/dev/null | tail -n 1
 }
 
 topo_die() {
@@ -40,7 +62,8 @@ declare -gA NODE_PID=()
 start_node() {
   local port=$1; shift
   local dir="$TEST_TMP/node-$port"
-  _topo_start "$dir" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
+  _topo_listen "$port"
+  _topo_start "$dir" "${TOPO_LISTEN[@]}" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
     --repl-diskless-sync-delay 0 "$@"
   NODE_PID[$port]=$TOPO_PID
   wait_until 5 _topo_pong "$port" || topo_die "redis-server did not start on port $port"
@@ -81,11 +104,12 @@ start_cluster() {
     start_node "$p" --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 2000
     CLUSTER_PORTS+=("$p")
   done
-  redis-cli --cluster create "${CLUSTER_PORTS[@]/#/127.0.0.1:}" --cluster-yes >"$TEST_TMP/cluster-create.log" 2>&1 ||
+  timeout 60 redis-cli --cluster create "${CLUSTER_PORTS[@]/#/127.0.0.1:}" --cluster-yes "${TOPO_CLI_TLS[@]}" \
+    >"$TEST_TMP/cluster-create.log" 2>&1 ||
     { cat "$TEST_TMP/cluster-create.log"; topo_die "redis-cli --cluster create failed"; }
   wait_until 20 _cluster_ok || topo_die "the cluster did not reach cluster_state:ok"
   for p in "${CLUSTER_PORTS[@]}"; do CLUSTER_ID[$p]=$(ccli "$p" CLUSTER MYID); done
-  export CLUSTER_URL="redis://127.0.0.1:${CLUSTER_PORTS[0]}"
+  export CLUSTER_URL="$TOPO_SCHEME://127.0.0.1:${CLUSTER_PORTS[0]}"
   echo "  cluster: ports ${CLUSTER_PORTS[*]}"
 }
 # port_of_id ID
@@ -177,8 +201,14 @@ start_sentinel_set() {
     s=$(free_port)
     dir="$TEST_TMP/sentinel-$s"
     mkdir -p "$dir"
-    cat >"$dir/sentinel.conf" <<EOF
-port $s
+    if [ ${#TOPO_SERVER_TLS[@]} -gt 0 ]; then
+      printf '%s %s\n' port 0 tls-port "$s" tls-cert-file "${TOPO_SERVER_TLS[1]}" \
+        tls-key-file "${TOPO_SERVER_TLS[3]}" tls-ca-cert-file "${TOPO_SERVER_TLS[5]}" tls-auth-clients no \
+        tls-replication yes >"$dir/sentinel.conf"
+    else
+      echo "port $s" >"$dir/sentinel.conf"
+    fi
+    cat >>"$dir/sentinel.conf" <<EOF
 bind 127.0.0.1
 dir $dir
 sentinel resolve-hostnames no
@@ -191,7 +221,7 @@ EOF
     SENTINEL_PORTS+=("$s")
     wait_until 5 _topo_pong "$s" || topo_die "sentinel did not start on port $s"
   done
-  export SENTINEL_URL="redis-sentinel://127.0.0.1:${SENTINEL_PORTS[0]},127.0.0.1:${SENTINEL_PORTS[1]},127.0.0.1:${SENTINEL_PORTS[2]}/mymaster"
+  export SENTINEL_URL="$TOPO_SCHEME-sentinel://127.0.0.1:${SENTINEL_PORTS[0]},127.0.0.1:${SENTINEL_PORTS[1]},127.0.0.1:${SENTINEL_PORTS[2]}/mymaster"
   wait_until 20 sentinels_settled "$PRIMARY_PORT" "$REPLICA_PORT" good ||
     topo_die "the sentinels did not discover each other and the replica"
   echo "  sentinel: primary $PRIMARY_PORT, replica $REPLICA_PORT, sentinels ${SENTINEL_PORTS[*]}"

@@ -79,6 +79,52 @@ TEST_CASE("usage errors") {
   usage_error({"status", "A", "--match", "x*"});
 }
 
+TEST_CASE("TLS options: flags, else RLOCK_TLS_*, only for TLS URLs") {
+  g_env.clear();
+  // A plain URL has no TLS options; a flag for it is a mistake, the variables are ignored.
+  CHECK_FALSE(parse({"status"}).global.tls);
+  usage_error({"--tls-insecure", "status"});
+  usage_error({"-u", "redis://h:1", "--tls-server-name", "h", "status"});
+  g_env["RLOCK_TLS_CA_FILE"] = "/env/ca.pem";
+  g_env["RLOCK_TLS_INSECURE"] = "1";
+  CHECK_FALSE(parse({"-u", "redis://h:1", "status"}).global.tls);
+
+  // rediss://: the variables are the defaults, the flags win.
+  auto inv = parse({"-u", "rediss://h:1", "status"});
+  REQUIRE(inv.global.tls);
+  CHECK(inv.global.tls->ca_file == "/env/ca.pem");
+  CHECK(inv.global.tls->insecure);
+  g_env.clear();
+  inv = parse({"-u", "rediss://h:1", "status"});
+  REQUIRE(inv.global.tls);
+  CHECK(*inv.global.tls == rlock::redis::TlsOptions{});
+  g_env["RLOCK_TLS_CA_FILE"] = "/env/ca.pem";
+  g_env["RLOCK_TLS_SERVER_NAME"] = "env.example";
+  g_env["RLOCK_TLS_CERT"] = "/env/c.pem";
+  g_env["RLOCK_TLS_KEY"] = "/env/k.pem";
+  g_env["RLOCK_TLS_INSECURE"] = "0";
+  inv = parse({"-u", "rediss://h:1", "--tls-ca-file", "ca.pem", "--tls-server-name", "redis.example",
+               "--tls-cert", "c.pem", "--tls-key", "k.pem", "status"});
+  REQUIRE(inv.global.tls);
+  CHECK(inv.global.tls->ca_file == "ca.pem");
+  CHECK(inv.global.tls->server_name == "redis.example");
+  CHECK(inv.global.tls->cert == "c.pem");
+  CHECK(inv.global.tls->key == "k.pem");
+  CHECK_FALSE(inv.global.tls->insecure);
+  CHECK(parse({"-u", "rediss://h:1", "--tls-insecure", "status"}).global.tls->insecure);
+  // rediss-sentinel://, and a Redlock with one TLS master.
+  CHECK(parse({"-u", "rediss-sentinel://s1,s2/m", "status"}).global.tls);
+  CHECK(parse({"-u", "redis://a:1", "-u", "rediss://b:1", "--tls-ca-file", "x", "status"}).global.tls);
+
+  g_env.clear();
+  usage_error({"-u", "rediss://h:1", "--tls-cert", "c.pem", "status"}); // a certificate needs its key
+  usage_error({"-u", "rediss://h:1", "--tls-key", "k.pem", "status"});
+  usage_error({"-u", "rediss://h:1", "--tls-ca-file", "", "status"});
+  g_env["RLOCK_TLS_INSECURE"] = "maybe";
+  usage_error({"-u", "rediss://h:1", "status"});
+  g_env.clear();
+}
+
 TEST_CASE("help and version print and exit 0") {
   std::vector<const char*> args{"rlock", "--help"};
   auto result = rlock::cli::parse(2, args.data(), fake_env);

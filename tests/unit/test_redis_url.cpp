@@ -40,10 +40,11 @@ TEST_CASE("urls: unix sockets") {
   CHECK(ep.display() == "unix:///run/redis/redis.sock?db=2");
 }
 
-TEST_CASE("urls: malformed and not-yet-supported are usage errors without the password") {
+TEST_CASE("urls: malformed ones are usage errors without the password") {
   for (const char* bad : {"http://x", "redis://", "redis://h:0", "redis://h:99999", "redis://h:x",
                           "redis://h/db", "unix://relative.sock", "unix:///s?x=1", "127.0.0.1:6379",
-                          "rediss://h:6379", "redis://u:pw@h:1%zz", "redis-sentinel://h:26379",
+                          "rediss://", "rediss://u:pw@h:0", "redis://u:pw@h:1%zz", "redis-sentinel://h:26379",
+                          "rediss-sentinel://u:pw@h:26379", "redis+tls://h", "rediss-sentinel://h,/m",
                           "redis-sentinel://u:pw@h:26379/", "redis-sentinel:///m", "redis-sentinel://h,/m",
                           "redis-sentinel://h:1,:2/m", "redis-sentinel://h:0/m", "redis-sentinel://h/m/x"}) {
     CAPTURE(bad);
@@ -73,6 +74,62 @@ TEST_CASE("urls: redis-sentinel:// names the sentinels, the master, and the prim
   CHECK(parse_url("redis-sentinel://h/m").sentinels == std::vector<rlock::redis::HostPort>{{"h", 26379}});
 }
 
+TEST_CASE("urls: rediss:// is redis:// with TLS, port 6379 by default as redis-cli") {
+  auto ep = parse_url("rediss://alice:p%40ss@redis.example.com/2");
+  REQUIRE(ep.tls);
+  CHECK(*ep.tls == rlock::redis::TlsOptions{}); // the --tls-* options are filled in by the caller
+  CHECK(ep.transport == Endpoint::Transport::tcp);
+  CHECK(ep.host == "redis.example.com");
+  CHECK(ep.port == 6379);
+  CHECK(ep.user == "alice");
+  CHECK(ep.password == "p@ss");
+  CHECK(ep.db == 2);
+  CHECK(ep.display() == "rediss://alice@redis.example.com:6379/2");
+
+  ep = parse_url("rediss://:secret@[::1]:6380");
+  REQUIRE(ep.tls);
+  CHECK(ep.host == "::1");
+  CHECK(ep.port == 6380);
+  CHECK(ep.display() == "rediss://[::1]:6380");
+  CHECK(parse_url("rediss://127.0.0.1").display() == "rediss://127.0.0.1:6379");
+
+  CHECK_FALSE(parse_url("redis://h").tls);
+  CHECK_FALSE(parse_url("redis-sentinel://h/m").tls);
+  CHECK_FALSE(parse_url("unix:///s").tls);
+
+  // Every node reached from a TLS URL (Cluster nodes, a Sentinel's primary)
+  // gets the same TLS settings.
+  ep.tls->ca_file = "/etc/ca.pem";
+  ep.tls->server_name = "redis.internal";
+  auto node = ep.at({"10.0.0.7", 7001});
+  REQUIRE(node.tls);
+  CHECK(*node.tls == *ep.tls);
+  CHECK(node.display() == "rediss://10.0.0.7:7001");
+  // Two Redlock URLs for the same server and port, one TLS, are different endpoints.
+  CHECK(parse_url("rediss://h:1").display() != parse_url("redis://h:1").display());
+}
+
+TEST_CASE("urls: rediss-sentinel:// speaks TLS to the sentinels and to the primary") {
+  auto ep = parse_url("rediss-sentinel://app:pw@10.0.0.1:26380,s2/mymaster/1");
+  REQUIRE(ep.is_sentinel());
+  REQUIRE(ep.tls);
+  CHECK(ep.sentinels == std::vector<rlock::redis::HostPort>{{"10.0.0.1", 26380}, {"s2", 26379}});
+  CHECK(ep.master == "mymaster");
+  CHECK(ep.db == 1);
+  CHECK(ep.display() == "rediss-sentinel://app@10.0.0.1:26380,s2:26379/mymaster/1");
+  auto sentinel = ep.at(ep.sentinels[1]);
+  CHECK(sentinel.tls);
+  auto primary = ep.at({"10.0.0.9", 6390});
+  REQUIRE(primary.tls);
+  CHECK(primary.display() == "rediss://app@10.0.0.9:6390/1");
+}
+
+TEST_CASE("urls: without_password keeps the TLS scheme") {
+  CHECK(rlock::redis::without_password("rediss://u:pw@h:1/2") == "rediss://u@h:1/2");
+  CHECK(rlock::redis::without_password("rediss://:pw@h") == "rediss://h");
+  CHECK(rlock::redis::without_password("rediss-sentinel://:pw@a,b/m") == "rediss-sentinel://a,b/m");
+}
+
 namespace {
 std::map<std::string, std::string> g_env;
 const char* fake_env(const char* name) {
@@ -93,4 +150,7 @@ TEST_CASE("urls: flags, then RLOCK_URL, then REDIS_URL, then the default") {
   g_env["RLOCK_URL"] = "redis-sentinel://s1:1,s2:2/m,redis://b:2,unix:///s";
   CHECK(rlock::redis::choose_urls({}, fake_env) ==
         std::vector<std::string>{"redis-sentinel://s1:1,s2:2/m", "redis://b:2", "unix:///s"});
+  g_env["RLOCK_URL"] = "rediss-sentinel://s1:1,s2:2/m,rediss://b:2";
+  CHECK(rlock::redis::choose_urls({}, fake_env) ==
+        std::vector<std::string>{"rediss-sentinel://s1:1,s2:2/m", "rediss://b:2"});
 }

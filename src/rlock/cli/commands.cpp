@@ -10,6 +10,7 @@
 #include <rlock/lock/waiter.hpp>
 #include <rlock/redis/errors.hpp>
 #include <rlock/redis/retry.hpp>
+#include <rlock/redis/tls.hpp>
 #include <rlock/redis/url.hpp>
 #include <rlock/run/supervisor.hpp>
 
@@ -365,6 +366,23 @@ int cmd_run(Context& ctx) {
   if (inv.global.password_file) {
     spec.child_env.emplace_back("RLOCK_PASSWORD_FILE", absolute_path(*inv.global.password_file));
   }
+  // A TLS URL is useless to CMD without its TLS settings (no secret among them:
+  // the key file's name, not its content).
+  if (const auto& tls = inv.global.tls) {
+    for (auto [name, value] :
+         {std::pair{"RLOCK_TLS_CA_FILE", tls->ca_file}, std::pair{"RLOCK_TLS_CERT", tls->cert},
+          std::pair{"RLOCK_TLS_KEY", tls->key}}) {
+      if (!value.empty()) {
+        spec.child_env.emplace_back(name, absolute_path(value));
+      }
+    }
+    if (!tls->server_name.empty()) {
+      spec.child_env.emplace_back("RLOCK_TLS_SERVER_NAME", tls->server_name);
+    }
+    if (tls->insecure) {
+      spec.child_env.emplace_back("RLOCK_TLS_INSECURE", "1");
+    }
+  }
   spec.on_lost = inv.on_lost;
   spec.kill_after = inv.kill_after;
   spec.hold_min = inv.hold_min;
@@ -416,6 +434,17 @@ std::string subcommand_names() {
 
 int execute(const Invocation& inv, std::string& context) {
   auto endpoints = resolve_endpoints(inv.global);
+  if (const auto& tls = inv.global.tls) {
+    for (auto& endpoint : endpoints) {
+      if (endpoint.tls) {
+        endpoint.tls = *tls;
+      }
+    }
+    redis::tls_context(*tls); // loads the files now: a bad one is a usage error before anything is sent
+    if (tls->insecure) {
+      log::warning("--tls-insecure: the server's certificate is not verified");
+    }
+  }
   redis::Timeouts timeouts{inv.global.connect_timeout, inv.global.io_timeout};
   if (endpoints.size() > 1) {
     timeouts = lock::per_node_timeouts(timeouts, inv.ttl.value_or(k_default_ttl)); // Redlock

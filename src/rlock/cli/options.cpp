@@ -116,6 +116,7 @@ std::unique_ptr<App> make_app() {
   app.add_option("-u,--url", raw.urls,
                  "Redis URL: redis://[[user]:password@]host[:port][/db] (a server, or any Cluster node), "
                  "redis-sentinel://[[user]:password@]host[:port][,...]/MASTER[/db] or unix:///path[?db=N]; "
+                 "rediss:// and rediss-sentinel:// with TLS; "
                  "several: one Redlock over independent masters "
                  "(env RLOCK_URL, comma-separated; REDIS_URL; default redis://127.0.0.1:6379)")
       ->type_name("URL");
@@ -128,12 +129,22 @@ std::unique_ptr<App> make_app() {
                  "After acquire and each renewal, wait until N replicas have the lock, at most DUR "
                  "(default 1s); fewer: exit 69 (default: no wait)")
       ->type_name("N[/DUR]");
-  app.add_option("--tls-ca-file", raw.tls_ca_file, "TLS CA file (not supported yet)")->type_name("FILE");
-  app.add_option("--tls-cert", raw.tls_cert, "TLS client certificate (not supported yet)")->type_name("FILE");
-  app.add_option("--tls-key", raw.tls_key, "TLS client key (not supported yet)")->type_name("FILE");
-  app.add_option("--tls-server-name", raw.tls_server_name, "TLS server name (not supported yet)")
+  app.add_option("--tls-ca-file", raw.tls_ca_file,
+                 "TLS: trust the CAs of this PEM file instead of the system's (env RLOCK_TLS_CA_FILE)")
+      ->type_name("FILE");
+  app.add_option("--tls-cert", raw.tls_cert,
+                 "TLS: client certificate (PEM) for servers that ask for one; with --tls-key "
+                 "(env RLOCK_TLS_CERT)")
+      ->type_name("FILE");
+  app.add_option("--tls-key", raw.tls_key,
+                 "TLS: the client certificate's private key (PEM) (env RLOCK_TLS_KEY)")
+      ->type_name("FILE");
+  app.add_option("--tls-server-name", raw.tls_server_name,
+                 "TLS: the name (or IP) the server's certificate must carry, also sent as SNI; default: "
+                 "the host connected to (env RLOCK_TLS_SERVER_NAME)")
       ->type_name("NAME");
-  app.add_flag("--tls-insecure", raw.tls_insecure, "Skip TLS verification (not supported yet)");
+  app.add_flag("--tls-insecure", raw.tls_insecure,
+               "TLS: do not verify the server's certificate (warns; env RLOCK_TLS_INSECURE=1)");
   app.add_flag("--json", raw.json, "Machine-readable output: one JSON document on stdout");
   app.add_flag("-q,--quiet", raw.quiet, "No warnings or progress on stderr");
   app.add_flag("-v,--verbose", raw.verbose, "Log each Redis request and reply to stderr");
@@ -195,7 +206,8 @@ std::unique_ptr<App> make_app() {
                 "When CMD exits, keep the lock until what it left running ends (default: stop them)");
   run->footer(std::string("Then: -- CMD [ARG...]  the command to run under the lock (searched in PATH),\n"
                           "with RLOCK_NAME, RLOCK_OWNER, RLOCK_FENCE and RLOCK_URL in its environment\n"
-                          "(several NAMEs: RLOCK_NAME and RLOCK_FENCE list them, comma-separated).\n"
+                          "(several NAMEs: RLOCK_NAME and RLOCK_FENCE list them, comma-separated;\n"
+                          "a TLS URL: RLOCK_TLS_* too).\n"
                           "rlock exits with CMD's status. A NAME that starts with '-': run -- -NAME -- CMD.\n\n") +
               k_footer);
   return a;
@@ -265,6 +277,62 @@ lock::ModeSpec parse_mode(const Raw& raw) {
   return mode;
 }
 
+// An environment variable's value, or "" when unset.
+std::string env_value(const char* (*env)(const char*), const char* name) {
+  const char* value = env(name);
+  return value != nullptr ? value : "";
+}
+
+// --tls-* and their RLOCK_TLS_* defaults, when a URL uses TLS. A flag with no
+// TLS URL is a mistake; the variables then do nothing (a `run` child of a TLS
+// rlock may well use a plain URL).
+std::optional<redis::TlsOptions> parse_tls(const Raw& raw, const std::vector<std::string>& urls,
+                                           const char* (*env)(const char*)) {
+  bool uses_tls = false;
+  for (const auto& url : urls) {
+    uses_tls = uses_tls || redis::parse_url(url).tls.has_value();
+  }
+  std::pair<const char*, bool> flags[] = {{"--tls-ca-file", !raw.tls_ca_file.empty()},
+                                          {"--tls-cert", !raw.tls_cert.empty()},
+                                          {"--tls-key", !raw.tls_key.empty()},
+                                          {"--tls-server-name", !raw.tls_server_name.empty()},
+                                          {"--tls-insecure", raw.tls_insecure}};
+  if (!uses_tls) {
+    for (const auto& [flag, given] : flags) {
+      if (given) {
+        throw UsageError(fmt::format("{}: no URL uses TLS; TLS needs rediss://HOST[:PORT] or "
+                                     "rediss-sentinel://HOST[:PORT][,...]/MASTER (the URL is {})",
+                                     flag, printable(redis::without_password(urls.front()))));
+      }
+    }
+    return std::nullopt;
+  }
+  redis::TlsOptions tls;
+  auto pick = [&](const std::string& flag, const char* variable) {
+    return flag.empty() ? env_value(env, variable) : flag;
+  };
+  tls.ca_file = pick(raw.tls_ca_file, "RLOCK_TLS_CA_FILE");
+  tls.cert = pick(raw.tls_cert, "RLOCK_TLS_CERT");
+  tls.key = pick(raw.tls_key, "RLOCK_TLS_KEY");
+  tls.server_name = pick(raw.tls_server_name, "RLOCK_TLS_SERVER_NAME");
+  tls.insecure = raw.tls_insecure;
+  if (!raw.tls_insecure) {
+    std::string insecure = env_value(env, "RLOCK_TLS_INSECURE");
+    if (insecure == "1" || insecure == "yes" || insecure == "true") {
+      tls.insecure = true;
+    } else if (!insecure.empty() && insecure != "0" && insecure != "no" && insecure != "false") {
+      throw UsageError(fmt::format("RLOCK_TLS_INSECURE: '{}' is not 1 or 0", printable(insecure)));
+    }
+  }
+  if (tls.cert.empty() != tls.key.empty()) {
+    throw UsageError(
+        tls.cert.empty()
+            ? "--tls-key: a client key needs its certificate (--tls-cert FILE or RLOCK_TLS_CERT)"
+            : "--tls-cert: a client certificate needs its key (--tls-key FILE or RLOCK_TLS_KEY)");
+  }
+  return tls;
+}
+
 std::optional<Millis> optional_duration(const std::string& text, std::string_view flag) {
   if (text.empty()) {
     return std::nullopt;
@@ -291,10 +359,7 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   if (auto twice = std::adjacent_find(masters.begin(), masters.end()); twice != masters.end()) {
     throw UsageError(fmt::format("--url: {} is given twice; a Redlock needs independent masters", *twice));
   }
-  if (!raw.tls_ca_file.empty() || !raw.tls_cert.empty() || !raw.tls_key.empty() ||
-      !raw.tls_server_name.empty() || raw.tls_insecure) {
-    throw UsageError("--tls-* options: TLS is not supported yet");
-  }
+  g.tls = parse_tls(raw, g.urls, env);
   if (!raw.password_file.empty()) {
     g.password_file = raw.password_file;
   } else if (const char* file = env("RLOCK_PASSWORD_FILE"); file != nullptr && *file != '\0') {

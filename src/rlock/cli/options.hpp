@@ -23,6 +23,9 @@ struct GlobalOptions {
   log::Level level = log::Level::normal;
   int conflict_exit_code = 75;
   redis::SyncReplicas sync_replicas; // --sync-replicas; count 0: none
+  // --tls-* (else RLOCK_TLS_*), for every URL that uses TLS; set only when
+  // one does (rediss://, rediss-sentinel://).
+  std::optional<redis::TlsOptions> tls;
 };
 
 // Every subcommand's options in one struct; each subcommand reads its own.
@@ -53,8 +56,9 @@ struct ParseResult {
 };
 
 // Parses argv without side effects other than reading the environment through
-// `env` (RLOCK_URL, REDIS_URL, RLOCK_OWNER). Throws UsageError (exit 64) for
-// every bad flag, value, duration, URL or name.
+// `env` (RLOCK_URL, REDIS_URL, RLOCK_OWNER, RLOCK_TLS_*). Throws UsageError
+// (exit 64) for every bad flag, value, duration, URL or name, and for a
+// --tls-* flag when no URL uses TLS.
 ParseResult parse(int argc, const char* const* argv, const char* (*env)(const char*));
 
 // The full help text of the program or of one subcommand (for docs checks).

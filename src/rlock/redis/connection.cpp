@@ -3,6 +3,7 @@
 #include <rlock/redis/connection.hpp>
 #include <rlock/redis/errors.hpp>
 #include <rlock/redis/hiredis.hpp>
+#include <rlock/redis/tls.hpp>
 
 #include <fmt/format.h>
 
@@ -90,8 +91,9 @@ Connection::~Connection() {
 Connection::Connection(Connection&& other) noexcept
     : m_endpoint(std::move(other.m_endpoint)), m_timeouts(other.m_timeouts),
       m_require_primary(other.m_require_primary), m_fd(std::exchange(other.m_fd, -1)),
-      m_reader(std::move(other.m_reader)), m_hello_pending(other.m_hello_pending),
-      m_scripts(std::move(other.m_scripts)), m_info(std::move(other.m_info)) {
+      m_tls(std::move(other.m_tls)), m_reader(std::move(other.m_reader)),
+      m_hello_pending(other.m_hello_pending), m_scripts(std::move(other.m_scripts)),
+      m_info(std::move(other.m_info)) {
   other.m_reader.reset();
 }
 
@@ -102,6 +104,7 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     m_timeouts = other.m_timeouts;
     m_require_primary = other.m_require_primary;
     m_fd = std::exchange(other.m_fd, -1);
+    m_tls = std::move(other.m_tls);
     m_reader = std::move(other.m_reader);
     m_hello_pending = other.m_hello_pending;
     m_scripts = std::move(other.m_scripts);
@@ -112,6 +115,7 @@ Connection& Connection::operator=(Connection&& other) noexcept {
 }
 
 void Connection::close() {
+  m_tls.reset(); // before its socket
   if (m_fd >= 0) {
     ::close(m_fd);
     m_fd = -1;
@@ -226,6 +230,39 @@ void Connection::connect_socket(TimePoint deadline) {
   set_nonblocking(result);
   m_fd = result;
   m_reader.emplace();
+  if (m_endpoint.tls) {
+    start_tls(deadline);
+  }
+}
+
+void Connection::start_tls(TimePoint deadline) {
+  const TlsOptions& options = *m_endpoint.tls;
+  // Every node is checked against --tls-server-name when given (Cluster nodes
+  // and sentinels announce addresses, a certificate often names the service),
+  // else against the host it was reached at.
+  const std::string& name = options.server_name.empty() ? m_endpoint.host : options.server_name;
+  try {
+    m_tls = std::make_unique<TlsSession>(tls_context(options), m_fd, name);
+    // The handshake shares the TCP connect's deadline, checked at every step:
+    // a server that trickles handshake bytes cannot stretch it.
+    for (TlsWait wait = m_tls->handshake(); wait != 0; wait = m_tls->handshake()) {
+      pollfd pfd{m_fd, wait, 0};
+      int rc = 0;
+      do {
+        rc = ::poll(&pfd, 1, poll_timeout_ms(deadline));
+      } while (rc < 0 && errno == EINTR);
+      if (rc == 0 || Clock::now() >= deadline) {
+        fail(RedisErrorKind::connect, fmt::format("TLS handshake timed out after {} (--connect-timeout)",
+                                                  format_duration(m_timeouts.connect)));
+      }
+    }
+  } catch (const RedisError& e) {
+    fail(e.kind(), e.what());
+  } catch (...) {
+    close();
+    throw;
+  }
+  log::debug("{}: {}", describe(), m_tls->describe());
 }
 
 void Connection::ensure_connected() {
@@ -235,6 +272,11 @@ void Connection::ensure_connected() {
     // request has not been sent yet, so reconnecting here is always safe.
     pollfd pfd{m_fd, POLLIN, 0};
     if (::poll(&pfd, 1, 0) == 0) {
+      return;
+    }
+    // Over TLS the server also sends records without data (TLS 1.3 session
+    // tickets): read, they leave a healthy connection.
+    if (m_tls && (pfd.revents & (POLLHUP | POLLERR)) == 0 && m_tls->idle_records_only()) {
       return;
     }
     log::debug("{}: connection closed by the server, reconnecting", describe());
@@ -314,35 +356,85 @@ const ServerInfo& Connection::server_info() {
   return m_info;
 }
 
-void Connection::write_all(std::string_view data, TimePoint deadline) {
-  while (!data.empty()) {
-    if (Clock::now() >= deadline) {
-      fail_timeout("request not sent");
+long Connection::transport_write(const char* data, std::size_t size, short& wait) {
+  if (m_tls) {
+    try {
+      return m_tls->write(data, size, wait);
+    } catch (const RedisError& e) {
+      fail(e.kind(), e.what());
     }
-    ssize_t n = ::send(m_fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n > 0) {
-      data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  for (;;) {
+    ssize_t n = ::send(m_fd, data, size, MSG_NOSIGNAL);
+    if (n >= 0) {
+      return n;
+    }
+    if (errno == EINTR) {
       continue;
     }
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      pollfd pfd{m_fd, POLLOUT, 0};
-      if (::poll(&pfd, 1, poll_timeout_ms(deadline)) == 0) {
-        fail_timeout("request not sent");
-      }
-      continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      wait = POLLOUT;
+      return -1;
     }
     fail(errno == EPIPE || errno == ECONNRESET ? RedisErrorKind::closed : RedisErrorKind::io,
          fmt::format("send failed: {}", std::strerror(errno)));
   }
 }
 
+long Connection::transport_read(char* buf, std::size_t size, short& wait) {
+  if (m_tls) {
+    try {
+      return m_tls->read(buf, size, wait);
+    } catch (const RedisError& e) {
+      fail(e.kind(), e.what());
+    }
+  }
+  for (;;) {
+    ssize_t n = ::recv(m_fd, buf, size, 0);
+    if (n >= 0) {
+      return n;
+    }
+    if (errno == EINTR) {
+      continue;
+    }
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      wait = POLLIN;
+      return -1;
+    }
+    fail(errno == ECONNRESET ? RedisErrorKind::closed : RedisErrorKind::io,
+         fmt::format("receive failed: {}", std::strerror(errno)));
+  }
+}
+
+void Connection::write_all(std::string_view data, TimePoint deadline) {
+  while (!data.empty()) {
+    if (Clock::now() >= deadline) {
+      fail_timeout("request not sent");
+    }
+    short wait = 0;
+    long n = transport_write(data.data(), data.size(), wait);
+    if (n > 0) {
+      data.remove_prefix(static_cast<std::size_t>(n));
+      continue;
+    }
+    pollfd pfd{m_fd, wait, 0};
+    if (::poll(&pfd, 1, poll_timeout_ms(deadline)) == 0) {
+      fail_timeout("request not sent");
+    }
+  }
+}
+
 bool Connection::read_into_reader(TimePoint deadline) {
   char buf[16384];
-  for (;;) {
-    ssize_t n = ::recv(m_fd, buf, sizeof buf, 0);
+  for (bool first = true;; first = false) {
+    // Checked again after each wait: over TLS a readable socket may yield no
+    // data (records cut into pieces, records without data), so bytes that keep
+    // arriving cannot stretch the deadline here either.
+    if (!first && Clock::now() >= deadline) {
+      return false;
+    }
+    short wait = 0;
+    long n = transport_read(buf, sizeof buf, wait);
     if (n > 0) {
       m_reader->feed(buf, static_cast<std::size_t>(n));
       return true;
@@ -350,19 +442,25 @@ bool Connection::read_into_reader(TimePoint deadline) {
     if (n == 0) {
       fail(RedisErrorKind::closed, "connection closed by the server");
     }
-    if (errno == EINTR) {
-      continue;
-    }
-    if (errno != EAGAIN && errno != EWOULDBLOCK) {
-      fail(errno == ECONNRESET ? RedisErrorKind::closed : RedisErrorKind::io,
-           fmt::format("receive failed: {}", std::strerror(errno)));
-    }
-    pollfd pfd{m_fd, POLLIN, 0};
-    int rc = ::poll(&pfd, 1, poll_timeout_ms(deadline));
-    if (rc == 0) {
+    pollfd pfd{m_fd, wait, 0};
+    if (::poll(&pfd, 1, poll_timeout_ms(deadline)) == 0) {
       return false;
     }
   }
+}
+
+bool Connection::pull_decrypted() {
+  if (!m_tls || !m_tls->has_pending()) {
+    return false;
+  }
+  char buf[16384];
+  short wait = 0;
+  long n = transport_read(buf, sizeof buf, wait); // returns what is decrypted, never waits
+  if (n > 0) {
+    m_reader->feed(buf, static_cast<std::size_t>(n));
+    return true;
+  }
+  return false;
 }
 
 bool Connection::next_buffered(Reply& out) {
@@ -374,6 +472,7 @@ bool Connection::next_buffered(Reply& out) {
 }
 
 bool Connection::has_buffered_reply() {
+  pull_decrypted();
   return m_reader && m_reader->buffered();
 }
 
@@ -393,6 +492,9 @@ bool Connection::read(Reply& out, TimePoint deadline) {
   // at --io-timeout 1s) is cut off too. A reply completed by the last bytes
   // received is still returned.
   while (!next_buffered(out)) {
+    if (pull_decrypted()) {
+      continue; // over TLS: what is decrypted already is read whatever the time
+    }
     if (Clock::now() >= deadline || !read_into_reader(deadline)) {
       return false;
     }

@@ -6,6 +6,7 @@
 #include <rlock/redis/reply.hpp>
 #include <rlock/redis/url.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,8 +14,10 @@
 
 namespace rlock::redis {
 
+class TlsSession;
+
 struct Timeouts {
-  Millis connect{2000};
+  Millis connect{2000}; // TCP connect and, for TLS, the handshake: one deadline
   Millis io{2000}; // one whole request: write and complete reply
 };
 
@@ -30,7 +33,9 @@ struct ServerInfo {
   int major() const;   // 0 when unknown
 };
 
-// One connection to one Redis server. Owns its socket (TCP or unix), speaks RESP
+// One connection to one Redis server. Owns its socket (TCP or unix; TLS over TCP
+// for an endpoint with `tls`: OpenSSL, through the two transport functions,
+// the handshake within Timeouts::connect), speaks RESP
 // through hiredis's formatter and a ReplyReader, and bounds every request by one
 // deadline (Timeouts::io) for writing it and reading its whole reply, checked
 // even while bytes keep arriving; replies are capped (k_max_reply_bytes,
@@ -82,7 +87,9 @@ public:
   // The socket, for poll(2) alongside other fds; -1 when not connected.
   int fd() const;
   // True when received bytes are buffered that read() has not returned yet (poll
-  // would not report them): a complete reply, or the start of one.
+  // would not report them): a complete reply, or the start of one. Over TLS,
+  // the bytes OpenSSL has decrypted already are taken into the reader first,
+  // so a poll on fd() after a false answer misses nothing.
   bool has_buffered_reply();
 
   // Scripts this connection has run (EVALSHA answered without NOSCRIPT):
@@ -102,8 +109,17 @@ private:
   std::vector<Reply> exchange(const std::vector<Argv>& commands, Millis extra);
   void handshake();
   void take_hello(const Reply& reply);
+  void start_tls(TimePoint deadline);
   void write_all(std::string_view data, TimePoint deadline);
   bool read_into_reader(TimePoint deadline);
+  // TLS: moves bytes OpenSSL has decrypted already into the reader, without
+  // touching the socket; true when there were some.
+  bool pull_decrypted();
+  // The transport: the socket itself, or TLS over it. Each moves what it can
+  // now: > 0 bytes; 0 at the end of the stream (read); -1 with `wait` set to
+  // the poll(2) events it waits for. A broken connection fails (closes, throws).
+  long transport_read(char* buf, std::size_t size, short& wait);
+  long transport_write(const char* data, std::size_t size, short& wait);
   bool next_buffered(Reply& out);
   [[noreturn]] void fail_timeout(const char* doing);
   [[noreturn]] void fail(RedisErrorKind kind, const std::string& what);
@@ -112,6 +128,7 @@ private:
   Timeouts m_timeouts;
   bool m_require_primary = false;
   int m_fd = -1;
+  std::unique_ptr<TlsSession> m_tls;   // set while connected over TLS
   std::optional<ReplyReader> m_reader; // set while connected
   bool m_hello_pending = false;        // HELLO goes with the next request
   std::vector<std::string> m_scripts;  // SHA1s run here (knows_script)

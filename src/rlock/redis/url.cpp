@@ -190,7 +190,7 @@ Endpoint Endpoint::at(const HostPort& node) const {
   ep.port = node.port;
   ep.sentinels.clear();
   ep.master.clear();
-  return ep;
+  return ep; // tls is kept: every node of a TLS deployment speaks TLS
 }
 
 std::string Endpoint::display() const {
@@ -204,15 +204,16 @@ std::string Endpoint::display() const {
     for (const auto& node : sentinels) {
       hosts += fmt::format("{}{}:{}", hosts.empty() ? "" : ",", bracketed(node.host), node.port);
     }
-    return fmt::format("redis-sentinel://{}{}/{}{}", user_part, hosts, printable(master), db_part);
+    return fmt::format("{}-sentinel://{}{}/{}{}", tls ? "rediss" : "redis", user_part, hosts,
+                       printable(master), db_part);
   }
-  return fmt::format("redis://{}{}:{}{}", user_part, bracketed(host), port, db_part);
+  return fmt::format("{}://{}{}:{}{}", tls ? "rediss" : "redis", user_part, bracketed(host), port, db_part);
 }
 
 Endpoint parse_url(std::string_view url) {
   auto sep = url.find("://");
   if (sep == std::string_view::npos) {
-    throw bad_url(url, "expected redis://host:port or unix:///path");
+    throw bad_url(url, "expected redis://host:port, rediss://host:port or unix:///path");
   }
   std::string_view scheme = url.substr(0, sep);
   std::string_view rest = url.substr(sep + 3);
@@ -225,10 +226,14 @@ Endpoint parse_url(std::string_view url) {
   if (scheme == "redis-sentinel") {
     return parse_sentinel(rest, url);
   }
-  if (scheme == "rediss") {
-    throw bad_url(url, fmt::format("{}:// is not supported yet", scheme));
+  if (scheme == "rediss" || scheme == "rediss-sentinel") {
+    auto ep = scheme == "rediss" ? parse_tcp(rest, url) : parse_sentinel(rest, url);
+    ep.tls.emplace();
+    return ep;
   }
-  throw bad_url(url, fmt::format("unknown scheme '{}' (use redis://, redis-sentinel:// or unix://)", printable(scheme)));
+  throw bad_url(url, fmt::format("unknown scheme '{}' (use redis://, rediss://, redis-sentinel://, "
+                                 "rediss-sentinel:// or unix://)",
+                                 printable(scheme)));
 }
 
 std::optional<std::pair<std::size_t, std::size_t>> password_span(std::string_view url) {

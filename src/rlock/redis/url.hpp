@@ -1,9 +1,9 @@
 #pragma once
 
 #include <optional>
-#include <utility>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace rlock::redis {
@@ -15,10 +15,22 @@ struct HostPort {
   bool operator==(const HostPort&) const = default;
 };
 
+// How a TLS endpoint (rediss://, rediss-sentinel://) is verified and what it
+// is shown. Empty strings are the defaults.
+struct TlsOptions {
+  std::string ca_file;     // --tls-ca-file; empty: the system's trust store
+  std::string cert;        // --tls-cert: client certificate (PEM, may hold the chain)
+  std::string key;         // --tls-key: its private key (PEM, not encrypted)
+  std::string server_name; // --tls-server-name: the name (or IP) every node's
+                           // certificate must carry; empty: the host connected to
+  bool insecure = false;   // --tls-insecure: no verification at all
+  bool operator==(const TlsOptions&) const = default;
+};
+
 // Where a Redis server is and how to log in. Parsed from a URL. A Sentinel URL
 // (non-empty `sentinels`) names the sentinels and the master's name instead of
 // the server: redis::Client asks the sentinels for the primary and connects to
-// it with this endpoint's user, password and db.
+// it with this endpoint's user, password, db and TLS.
 struct Endpoint {
   enum class Transport { tcp, unix_socket };
   Transport transport = Transport::tcp;
@@ -30,15 +42,19 @@ struct Endpoint {
   int db = 0;
   std::vector<HostPort> sentinels; // redis-sentinel://h1:p1,h2:p2/MASTER
   std::string master;              // the master's name known to the sentinels
+  // Set for rediss:// and rediss-sentinel:// (sentinels and primary alike):
+  // every connection made from this endpoint, and from at(), speaks TLS.
+  std::optional<TlsOptions> tls;
 
   bool is_sentinel() const { return !sentinels.empty(); }
-  // The same login and db on another server (a cluster node, the primary a
-  // sentinel named).
+  // The same login, db and TLS on another server (a cluster node, a
+  // sentinel, the primary a sentinel named).
   Endpoint at(const HostPort& node) const;
   HostPort host_port() const { return {host, port}; }
 
-  // "redis://user@host:port/db", "unix:///path?db=N" or
-  // "redis-sentinel://user@h1:p1,h2:p2/MASTER/db", never the password.
+  // "redis://user@host:port/db" ("rediss://" with TLS), "unix:///path?db=N" or
+  // "redis-sentinel://user@h1:p1,h2:p2/MASTER/db" ("rediss-sentinel://"),
+  // never the password.
   std::string display() const;
 };
 
@@ -48,8 +64,10 @@ inline constexpr std::string_view k_default_url = "redis://127.0.0.1:6379";
 // unix:///path[?db=N] and
 // redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/MASTER[/db]
 // (sentinel port 26379 by default; the login and db are the primary's). User
-// and password are percent-decoded. Throws UsageError for a malformed URL, and
-// a "not supported yet" UsageError for rediss://.
+// and password are percent-decoded. rediss:// and rediss-sentinel:// are the
+// same with TLS (`tls` set to the default TlsOptions: the caller fills in the
+// --tls-* options; port 6379 and 26379 by default, as redis-cli). Throws
+// UsageError for a malformed URL.
 Endpoint parse_url(std::string_view url);
 
 // Where the password of a URL's userinfo is in `text` ("redis://u:PW@h"):
