@@ -84,7 +84,7 @@ _rlock() {
     release) opts="--owner --all $modes --json -h --help" ;;
     renew) opts="--owner --ttl $modes --json -h --help" ;;
     status) opts="--match --json -h --help" ;;
-    force-unlock) opts="--json -h --help" ;;
+    force-unlock) opts="--if-dead --json -h --help" ;;
     run) opts="--ttl -w --wait -n --no-wait $modes --on-lost --kill-after --hold-min --max-hold --wait-descendants -h --help --" ;;
     *) return ;;
   esac

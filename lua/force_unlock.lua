@@ -27,11 +27,17 @@
 -- ARGV[1] 'PUBLISH', or 'SPUBLISH' in Redis Cluster 7+
 -- ARGV[2] latch lifetime in ms
 -- ARGV[3] (optional) '1': a removal answers {1, type, channel}
+-- ARGV[4], ARGV[5] (optional, force-unlock --if-dead): an owner token and the
+--         'rlock:meta' record read when the holder was judged gone. The lock is
+--         removed only if it is still that hold: a lock hash (no 'mode') with
+--         that owner field and exactly that record; else nothing changes.
 --
 -- Returns {1, type}   removed a key of that type (or a resend of that removal)
 --         {1, type, channel}  removed, with ARGV[3] = '1': the channel '0' was
 --                     published on (a resend of it answers {1, type})
 --         {0}         there was nothing to remove
+--         {2}         with ARGV[4]: the lock is no longer that hold (released,
+--                     taken again, re-recorded): nothing changed
 if redis.replicate_commands then
   redis.replicate_commands() -- Redis 3.2-4: TIME before writes
 end
@@ -47,6 +53,12 @@ end
 local kind = redis.call('TYPE', name)['ok']
 if kind == 'none' then
   return {0}
+end
+local expected_owner, expected_record = ARGV[4], ARGV[5]
+if expected_owner and (kind ~= 'hash' or redis.call('HEXISTS', name, 'mode') == 1
+    or redis.call('HEXISTS', name, expected_owner) == 0
+    or redis.call('HGET', name, 'rlock:meta') ~= expected_record) then
+  return {2}
 end
 -- Publish first, so an ACL denial changes nothing (the queue is only read until then).
 local rw_channel, permits, permit_channel, permit_records = KEYS[7], KEYS[8], KEYS[9], KEYS[10]

@@ -8,15 +8,14 @@
 
 namespace rlock::cli {
 
-namespace {
-
-// ISO 8601 UTC; the record parser keeps acquired_at_ms within years 1970-9999.
 std::string utc_time(long long epoch_ms) {
   std::time_t seconds = static_cast<std::time_t>(epoch_ms / 1000);
   std::tm tm{};
   gmtime_r(&seconds, &tm);
   return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", tm);
 }
+
+namespace {
 
 std::string ttl_phrase(Millis ttl) {
   if (ttl.count() == -1) {
@@ -268,7 +267,9 @@ nlohmann::json holder_json(const std::optional<lock::HolderRecord>& record) {
           {"acquired_at", record->acquired_at_ms ? nlohmann::json(utc_time(*record->acquired_at_ms))
                                                  : nlohmann::json(nullptr)},
           {"ttl_ms", or_null(record->ttl_ms)},
-          {"version", or_null(record->version)}};
+          {"version", or_null(record->version)},
+          {"boot_id", or_null(record->boot_id)},
+          {"start_ticks", or_null(record->start_ticks)}};
 }
 
 nlohmann::json status_json(const lock::LockState& state) {

@@ -9,6 +9,10 @@
 
 namespace rlock::cli {
 
+// ISO 8601 UTC ("2026-01-02T03:04:05Z") of ms since the epoch; the record
+// parser keeps its times within years 1970-9999.
+std::string utc_time(long long epoch_ms);
+
 // "TOKEN on host (pid 12, "cmd"), 12.3s left" for messages about a busy lock;
 // what the holder's record does not say is left out ("holder unknown" when
 // nothing in it can be read).

@@ -25,6 +25,9 @@ public:
   std::optional<std::string> force_unlock(const LockKeys& keys) override {
     return lock::force_unlock(m_client, keys);
   }
+  ConditionalRemoval force_unlock_if(const LockKeys& keys, const ExpectedHold& expected) override {
+    return lock::force_unlock_if(m_client, keys, expected);
+  }
   std::vector<LockState> inspect(const std::vector<std::string>& names) override {
     return lock::inspect(m_client, names);
   }
