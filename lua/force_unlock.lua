@@ -30,7 +30,8 @@
 -- ARGV[4], ARGV[5] (optional, force-unlock --if-dead): an owner token and the
 --         'rlock:meta' record read when the holder was judged gone. The lock is
 --         removed only if it is still that hold: a lock hash (no 'mode') with
---         that owner field and exactly that record; else nothing changes.
+--         that owner field and that record (renewed_at_ms aside: a renewal
+--         is no new hold); else nothing changes.
 --
 -- Returns {1, type}   removed a key of that type (or a resend of that removal)
 --         {1, type, channel}  removed, with ARGV[3] = '1': the channel '0' was
@@ -54,10 +55,33 @@ local kind = redis.call('TYPE', name)['ok']
 if kind == 'none' then
   return {0}
 end
+-- Whether two raw records are of one hold: equal, or equal but for
+-- renewed_at_ms. Anything that does not decode to the same flat values is not.
+local function same_hold(raw, expected)
+  if raw == expected then
+    return true
+  end
+  local a, b = decode_record(raw), decode_record(expected)
+  if not a or not b then
+    return false
+  end
+  for k, v in pairs(a) do
+    if k ~= 'renewed_at_ms' and b[k] ~= v then
+      return false
+    end
+  end
+  for k, v in pairs(b) do
+    if k ~= 'renewed_at_ms' and a[k] ~= v then
+      return false
+    end
+  end
+  return true
+end
+
 local expected_owner, expected_record = ARGV[4], ARGV[5]
 if expected_owner and (kind ~= 'hash' or redis.call('HEXISTS', name, 'mode') == 1
     or redis.call('HEXISTS', name, expected_owner) == 0
-    or redis.call('HGET', name, 'rlock:meta') ~= expected_record) then
+    or not same_hold(redis.call('HGET', name, 'rlock:meta'), expected_record)) then
   return {2}
 end
 -- Publish first, so an ACL denial changes nothing (the queue is only read until then).

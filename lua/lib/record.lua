@@ -50,3 +50,24 @@ local function recorded_lease(record)
   end
   return 30000
 end
+
+-- Notes a renewal in the holder record, field `field` of the hash `key`: its
+-- renewed_at_ms becomes now_ms (server time), written back in the same script
+-- as the renewal (no extra round trip). A record that is absent, not a JSON
+-- object, over 8 KiB or that cannot be written back is left as it is
+-- (Redisson's holds have none).
+local function note_renewal(key, field, now_ms)
+  local raw = redis.call('HGET', key, field)
+  if not raw or string.sub(raw, 1, 1) ~= '{' then
+    return
+  end
+  local record = decode_record(raw)
+  if not record then
+    return
+  end
+  record.renewed_at_ms = now_ms
+  local ok, encoded = pcall(cjson.encode, record)
+  if ok then
+    redis.call('HSET', key, field, encoded)
+  end
+end

@@ -159,6 +159,9 @@ std::string record_details(const lock::HolderRecord& record) {
   if (record.acquired_at_ms) {
     out += fmt::format(", since {}", utc_time(*record.acquired_at_ms));
   }
+  if (record.renewed_at_ms) {
+    out += fmt::format(", renewed {}", utc_time(*record.renewed_at_ms));
+  }
   if (record.command) {
     out += fmt::format(", cmd {}", quote(*record.command));
   }
@@ -268,6 +271,9 @@ nlohmann::json holder_json(const std::optional<lock::HolderRecord>& record) {
                                                  : nlohmann::json(nullptr)},
           {"ttl_ms", or_null(record->ttl_ms)},
           {"version", or_null(record->version)},
+          {"renewed_at_ms", or_null(record->renewed_at_ms)},
+          {"renewed_at", record->renewed_at_ms ? nlohmann::json(utc_time(*record->renewed_at_ms))
+                                               : nlohmann::json(nullptr)},
           {"boot_id", or_null(record->boot_id)},
           {"start_ticks", or_null(record->start_ticks)}};
 }
