@@ -19,6 +19,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -385,6 +386,26 @@ int cmd_force_unlock(Context& ctx) {
   return 0;
 }
 
+int cmd_doctor(Context& ctx) {
+  std::vector<lock::Finding> findings;
+  for (const auto& facts : ctx.store->survey()) {
+    auto more = lock::judge_server(facts);
+    findings.insert(findings.end(), more.begin(), more.end());
+  }
+  bool unsafe = std::any_of(findings.begin(), findings.end(),
+                            [](const lock::Finding& finding) { return finding.verdict == "unsafe"; });
+  if (ctx.inv.global.json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& finding : findings) {
+      list.push_back(finding_json(finding));
+    }
+    print_json({{"schema", 1}, {"safe", !unsafe}, {"findings", list}});
+  } else {
+    fmt::print("{}", doctor_text(findings));
+  }
+  return unsafe ? static_cast<int>(ExitCode::not_held) : 0;
+}
+
 int cmd_run(Context& ctx) {
   const auto& inv = ctx.inv;
   run::RunSpec spec;
@@ -437,6 +458,8 @@ constexpr Subcommand k_subcommands[] = {
     {"status", "Show who holds locks, since when and for how long", cmd_status, false, false},
     {"force-unlock", "Remove a lock whoever holds it (clears a dead holder)", cmd_force_unlock, false, false},
     {"run", "Hold a lock while a command runs: acquire, renew, release", cmd_run, false, true},
+    {"doctor", "Check what threatens lock safety on the server(s): eviction, persistence...", cmd_doctor,
+     false, false},
 };
 } // namespace
 

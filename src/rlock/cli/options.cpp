@@ -177,6 +177,8 @@ std::unique_ptr<App> make_app() {
       "--if-dead", raw.if_dead,
       "Remove it only when its recorded holder process on this host is gone (exit 1 and why if not)");
 
+  // doctor: no options of its own (the global ones: -u, --json).
+
   auto* run = a->subs["run"];
   run->add_option("NAME", raw.names, "Lock name; several: all or none")->required();
   run->add_option("--ttl", raw.ttl, "Lease, renewed every TTL/3 while CMD runs (default 30s)")

@@ -336,4 +336,28 @@ nlohmann::json status_json(const lock::LockState& state) {
   return out;
 }
 
+std::string doctor_text(const std::vector<lock::Finding>& findings) {
+  std::string out;
+  int unsafe = 0;
+  int warnings = 0;
+  for (const auto& finding : findings) {
+    unsafe += finding.verdict == "unsafe" ? 1 : 0;
+    warnings += finding.verdict == "warning" ? 1 : 0;
+    out += fmt::format("{:<7} {} {}: {}: {}\n", finding.verdict, finding.server, finding.check,
+                       finding.setting, finding.why);
+  }
+  out += unsafe > 0 ? fmt::format("{} unsafe, {} warning(s): locks on this deployment are not safe\n", unsafe,
+                                  warnings)
+                    : fmt::format("nothing unsafe ({} warning(s))\n", warnings);
+  return out;
+}
+
+nlohmann::json finding_json(const lock::Finding& finding) {
+  return {{"server", finding.server},
+          {"check", finding.check},
+          {"setting", finding.setting},
+          {"verdict", finding.verdict},
+          {"why", finding.why}};
+}
+
 } // namespace rlock::cli

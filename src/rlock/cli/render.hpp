@@ -1,5 +1,6 @@
 #pragma once
 
+#include <rlock/lock/doctor.hpp>
 #include <rlock/lock/lock.hpp>
 
 #include <nlohmann/json.hpp>
@@ -37,5 +38,12 @@ nlohmann::json holder_json(const std::optional<lock::HolderRecord>& record);
 // Redlock: what each master answered to an acquisition, for --json:
 // [{"url", "granted", "answer"}].
 nlohmann::json nodes_json(const std::vector<std::pair<std::string, std::string>>& answers);
+
+// `doctor`'s findings for people: one line each ("VERDICT  SERVER  CHECK:
+// SETTING: why"), then a summary line.
+std::string doctor_text(const std::vector<lock::Finding>& findings);
+
+// One finding in `doctor --json`: {"server", "check", "setting", "verdict", "why"}.
+nlohmann::json finding_json(const lock::Finding& finding);
 
 } // namespace rlock::cli

@@ -126,6 +126,21 @@ public:
     }
   }
 
+  std::vector<ServerFacts> survey() override {
+    std::vector<ServerFacts> out;
+    for (auto& node : m_nodes) {
+      try {
+        out.push_back(lock::survey(node, node.primaries().front(), "redlock master"));
+      } catch (const RedisError& e) {
+        ServerFacts facts;
+        facts.server = node.describe();
+        facts.unreachable = e.what();
+        out.push_back(facts);
+      }
+    }
+    return out;
+  }
+
   std::string describe() const override {
     std::string out;
     for (const auto& master : m_masters) {
