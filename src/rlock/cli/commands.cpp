@@ -315,6 +315,10 @@ int cmd_renew(Context& ctx) {
                                              });
 }
 
+// status --json's "schema": raised when a field changes meaning or goes away
+// (new fields keep it).
+constexpr int k_status_schema = 1;
+
 int cmd_status(Context& ctx) {
   const auto& inv = ctx.inv;
   auto states = inv.names.empty() ? ctx.store->find_locks( inv.match.empty() ? "*" : inv.match)
@@ -330,7 +334,7 @@ int cmd_status(Context& ctx) {
     }
   }
   if (inv.global.json) {
-    print_json({{"locks", locks}});
+    print_json({{"schema", k_status_schema}, {"locks", locks}});
   }
   return inv.names.empty() || all_held ? 0 : static_cast<int>(ExitCode::not_held);
 }

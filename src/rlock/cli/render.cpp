@@ -205,6 +205,29 @@ std::string waiters_phrase(const lock::LockState& state) {
   return out;
 }
 
+} // namespace
+
+std::string lock_kind(const lock::LockState& state) {
+  if (state.mode == "semaphore") {
+    return "semaphore";
+  }
+  if (!state.held()) {
+    return "";
+  }
+  if (state.type != "hash") {
+    return "foreign";
+  }
+  if (state.mode == "read" || state.mode == "write") {
+    return "read-write";
+  }
+  if (state.mode == "fair") {
+    return "fair";
+  }
+  return state.record ? "rlock" : "redisson";
+}
+
+namespace {
+
 std::string single_status_line(const lock::LockState& state) {
   std::string name = printable(state.name);
   if (state.mode == "semaphore") {
@@ -248,7 +271,7 @@ std::string single_status_line(const lock::LockState& state) {
   }
   out += fmt::format(", {}", ttl_phrase(state.ttl));
   if (!state.record) {
-    return out + waiters_phrase(state);
+    return out + ", no rlock record (a Redisson client's)" + waiters_phrase(state);
   }
   const auto& record = *state.record;
   if (!record.readable()) {
@@ -286,6 +309,8 @@ nlohmann::json status_json(const lock::LockState& state) {
   nlohmann::json out = {
       {"name", state.name},
       {"held", state.held()},
+      {"kind", state.held() || state.mode == "semaphore" ? nlohmann::json(lock_kind(state))
+                                                         : nlohmann::json(nullptr)},
       {"type", state.held() ? nlohmann::json(state.type) : nlohmann::json(nullptr)},
       {"foreign", state.held() && state.type != "hash" && state.mode != "semaphore"},
       {"ttl_ms", state.held() ? nlohmann::json(state.ttl.count()) : nlohmann::json(nullptr)},

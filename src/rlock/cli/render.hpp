@@ -23,6 +23,11 @@ std::string holder_phrase(const lock::Holder& holder);
 // "exclusive") means: "a read-write lock held for reading"...
 std::string layout_phrase(std::string_view layout);
 
+// What a lock is, for `status`: "rlock" (an RLock hash with rlock's record),
+// "redisson" (one without: a Redisson client's), "fair", "read-write",
+// "semaphore", "foreign" (a key of another type); "" when free.
+std::string lock_kind(const lock::LockState& state);
+
 // One line of `status` output for people (Redlock: then one indented line per
 // master with its view).
 std::string status_line(const lock::LockState& state);
