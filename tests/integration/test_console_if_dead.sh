@@ -86,6 +86,10 @@ refused foreign "not a lock hash (a string key)" "a foreign string key"
 r force-unlock --if-dead nothing
 expect_rc 1 "--if-dead on a free lock"
 check "says nothing to remove" grep -q 'nothing to remove' <<<"$ERR"
+r force-unlock --if-dead nothing --json
+expect_rc 1 "--if-dead --json on a free lock"
+check "--json: removed false, the reason" python3 -c '
+import json,sys; d=json.loads(sys.argv[1]); assert d["removed"] is False and d["reason"].startswith("nothing to remove"), d' "$OUT"
 
 # --- the removal is conditional: the script removes only the hold that was judged
 put_lock cond "{\"host\":\"$HOST\",\"pid\":$dead_pid}"

@@ -343,11 +343,11 @@ int cmd_status(Context& ctx) {
 // lock only if it is still the hold that was judged (one script).
 int force_unlock_if_dead(Context& ctx, const lock::LockState& before) {
   const auto& keys = ctx.locks.front();
-  if (!before.held()) {
-    throw Error(ExitCode::not_held, "nothing to remove: the lock is free");
+  lock::HolderVerdict verdict{false, false, "nothing to remove: the lock is free"};
+  if (before.held()) {
+    verdict = lock::judge_holder(before, lock::ThisHost{host_name(), boot_id()},
+                                 [](long long pid) { return process_start(static_cast<pid_t>(pid)); });
   }
-  auto verdict = lock::judge_holder(before, lock::ThisHost{host_name(), boot_id()},
-                                    [](long long pid) { return process_start(static_cast<pid_t>(pid)); });
   if (verdict.alive && before.record && before.record->acquired_at_ms) {
     verdict.why += fmt::format(", holding it since {}", utc_time(*before.record->acquired_at_ms));
   }
@@ -366,7 +366,8 @@ int force_unlock_if_dead(Context& ctx, const lock::LockState& before) {
         {{"name", keys.name}, {"removed", removed}, {"reason", verdict.why}, {"was", status_json(before)}});
   }
   if (!removed) {
-    throw Error(ExitCode::not_held, fmt::format("not removed: {}", verdict.why));
+    throw Error(ExitCode::not_held,
+                before.held() ? fmt::format("not removed: {}", verdict.why) : verdict.why);
   }
   log::info("removed {}: {}", quote(keys.name), verdict.why);
   return 0;
