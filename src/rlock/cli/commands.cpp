@@ -391,6 +391,9 @@ int cmd_force_unlock(Context& ctx) {
   return 0;
 }
 
+// doctor --json's "schema", as k_status_schema.
+constexpr int k_doctor_schema = 1;
+
 int cmd_doctor(Context& ctx) {
   std::vector<lock::Finding> findings;
   for (const auto& facts : ctx.store->survey()) {
@@ -404,7 +407,7 @@ int cmd_doctor(Context& ctx) {
     for (const auto& finding : findings) {
       list.push_back(finding_json(finding));
     }
-    print_json({{"schema", 1}, {"safe", !unsafe}, {"findings", list}});
+    print_json({{"schema", k_doctor_schema}, {"safe", !unsafe}, {"findings", list}});
   } else {
     fmt::print("{}", doctor_text(findings));
   }
