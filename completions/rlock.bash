@@ -12,7 +12,7 @@ _rlock() {
     cword=$COMP_CWORD
   fi
 
-  local subcommands="acquire release renew status force-unlock run"
+  local subcommands="acquire release renew status force-unlock run doctor"
   local global="-u --url --password-file --connect-timeout --io-timeout --sync-replicas --tls-ca-file
     --tls-cert --tls-key --tls-server-name --tls-insecure --json -q --quiet -v --verbose
     -E --conflict-exit-code --version -h --help"
@@ -84,7 +84,8 @@ _rlock() {
     release) opts="--owner --all $modes --json -h --help" ;;
     renew) opts="--owner --ttl $modes --json -h --help" ;;
     status) opts="--match --json -h --help" ;;
-    force-unlock) opts="--json -h --help" ;;
+    force-unlock) opts="--if-dead --json -h --help" ;;
+    doctor) opts="--json -h --help" ;;
     run) opts="--ttl -w --wait -n --no-wait $modes --on-lost --kill-after --hold-min --max-hold --wait-descendants -h --help --" ;;
     *) return ;;
   esac

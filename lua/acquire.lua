@@ -28,6 +28,8 @@
 -- ARGV[3] '1' the token is the client's own, '0' it was given
 -- ARGV[4] latch lifetime in ms
 -- ARGV[5] host  ARGV[6] pid  ARGV[7] command  ARGV[8] rlock version (the record)
+-- ARGV[9] the host's boot id  ARGV[10] the holder process's start time (clock
+--         ticks after boot), for force-unlock --if-dead (either '' or absent: not recorded)
 --
 -- Returns {1, count, fence, lease_ms}        acquired (fresh, or a resend of it)
 --         {2, count, fence, lease_ms}        re-entered (or a resend of it)
@@ -53,6 +55,7 @@ end
 local name, fence_key, latch = KEYS[1], KEYS[2], KEYS[3]
 local queue, timeouts, waiters = KEYS[4], KEYS[5], KEYS[6]
 local owner, lease, own_token, latch_ms = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', ARGV[4]
+local process_at = 9 -- lib/record.lua
 -- @include reserved.lua
 -- @include exclusive.lua
 -- @include fair_queue.lua

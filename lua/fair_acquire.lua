@@ -41,6 +41,8 @@
 -- ARGV[9] '1' a waiter: join the queue when busy (or keep the place and refresh
 --         the give-up time); '0' one attempt only: the queue is left as it is
 -- ARGV[10] give-up window in ms: a waiter's give-up time is now + this
+-- ARGV[11] the host's boot id  ARGV[12] the holder process's start time (clock
+--         ticks after boot), for force-unlock --if-dead (either '' or absent: not recorded)
 --
 -- Returns {1, count, fence, lease_ms}        acquired (fresh, or a resend of it)
 --         {2, count, fence, lease_ms}        re-entered (or a resend of it)
@@ -57,6 +59,7 @@ end
 local name, fence_key, latch = KEYS[1], KEYS[2], KEYS[3]
 local queue, timeouts, waiters = KEYS[4], KEYS[5], KEYS[6]
 local owner, lease, own_token, latch_ms = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', ARGV[4]
+local process_at = 11 -- lib/record.lua
 local host, pid, command = ARGV[5], tonumber(ARGV[6]), ARGV[7]
 local join, window = ARGV[9] == '1', tonumber(ARGV[10])
 -- @include reserved.lua

@@ -27,11 +27,18 @@
 -- ARGV[1] 'PUBLISH', or 'SPUBLISH' in Redis Cluster 7+
 -- ARGV[2] latch lifetime in ms
 -- ARGV[3] (optional) '1': a removal answers {1, type, channel}
+-- ARGV[4], ARGV[5] (optional, force-unlock --if-dead): an owner token and the
+--         'rlock:meta' record read when the holder was judged gone. The lock is
+--         removed only if it is still that hold: a lock hash (no 'mode') with
+--         that owner field and that record (renewed_at_ms aside: a renewal
+--         is no new hold); else nothing changes.
 --
 -- Returns {1, type}   removed a key of that type (or a resend of that removal)
 --         {1, type, channel}  removed, with ARGV[3] = '1': the channel '0' was
 --                     published on (a resend of it answers {1, type})
 --         {0}         there was nothing to remove
+--         {2}         with ARGV[4]: the lock is no longer that hold (released,
+--                     taken again, re-recorded): nothing changed
 if redis.replicate_commands then
   redis.replicate_commands() -- Redis 3.2-4: TIME before writes
 end
@@ -47,6 +54,35 @@ end
 local kind = redis.call('TYPE', name)['ok']
 if kind == 'none' then
   return {0}
+end
+-- Whether two raw records are of one hold: equal, or equal but for
+-- renewed_at_ms. Anything that does not decode to the same flat values is not.
+local function same_hold(raw, expected)
+  if raw == expected then
+    return true
+  end
+  local a, b = decode_record(raw), decode_record(expected)
+  if not a or not b then
+    return false
+  end
+  for k, v in pairs(a) do
+    if k ~= 'renewed_at_ms' and b[k] ~= v then
+      return false
+    end
+  end
+  for k, v in pairs(b) do
+    if k ~= 'renewed_at_ms' and a[k] ~= v then
+      return false
+    end
+  end
+  return true
+end
+
+local expected_owner, expected_record = ARGV[4], ARGV[5]
+if expected_owner and (kind ~= 'hash' or redis.call('HEXISTS', name, 'mode') == 1
+    or redis.call('HEXISTS', name, expected_owner) == 0
+    or not same_hold(redis.call('HGET', name, 'rlock:meta'), expected_record)) then
+  return {2}
 end
 -- Publish first, so an ACL denial changes nothing (the queue is only read until then).
 local rw_channel, permits, permit_channel, permit_records = KEYS[7], KEYS[8], KEYS[9], KEYS[10]

@@ -40,6 +40,8 @@
 -- ARGV[4] latch lifetime in ms ARGV[5] N, the number of permits (1..10000)
 -- ARGV[6] 'PUBLISH', or 'SPUBLISH' in Redis Cluster 7+
 -- ARGV[7] host  ARGV[8] pid  ARGV[9] command  ARGV[10] rlock version (the record)
+-- ARGV[11] the host's boot id  ARGV[12] the holder process's start time (clock
+--         ticks after boot), for force-unlock --if-dead (either '' or absent: not recorded)
 --
 -- Returns {1, count, fence, lease_ms}   acquired (a fresh permit, or a resend of it)
 --         {2, count, fence, lease_ms}   re-entered (or a resend of it)
@@ -64,6 +66,7 @@ end
 
 local name, timeouts, channel, fence_key, records, latch = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local owner, lease, own_token, latch_ms = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', ARGV[4]
+local process_at = 11 -- lib/record.lua
 local limit, publish = tonumber(ARGV[5]), ARGV[6]
 local non_expiring = 922337203685477 -- Redisson's lease end of a permit taken without a lease
 -- @include reserved.lua

@@ -17,6 +17,9 @@
 --         365 days), else 30s. The record is data anyone can write: bounded.
 -- ARGV[3] 'PUBLISH', or 'SPUBLISH' in Redis Cluster 7+
 --
+-- A renewal also sets renewed_at_ms (server time) in the permit's record, when
+-- there is one: when the holder last renewed.
+--
 -- Returns {1, lease_ms}   renewed; the permit's lease now ends lease_ms from now
 --         {-1}            the owner's permit is gone (expired, released, removed)
 --                         and nobody else holds one, or there is no semaphore
@@ -61,6 +64,7 @@ local count = levels(record)
 if lease == 0 then
   lease = recorded_lease(record)
 end
+note_renewal(records, owner, now_ms) -- when this permit holder last renewed
 
 -- While the permit is re-entered (a nested run inside a run), one level's
 -- renewal must never shorten the lease another level relies on: only lengthen it.

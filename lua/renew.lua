@@ -19,6 +19,13 @@
 --         error 'ERR rlock: owner token is empty or reserved'   '' or a token that
 --                 could name a field of the lock's own record ('rlock:...', 'mode'):
 --                 nothing changed
+--
+-- A renewal also sets renewed_at_ms (server time) in rlock's record
+-- ('rlock:meta'), when there is one: when the holder last renewed.
+if redis.replicate_commands then
+  redis.replicate_commands() -- Redis 3.2-4: TIME before writes
+end
+
 local name, owner, lease = KEYS[1], ARGV[1], tonumber(ARGV[2])
 -- @include reserved.lua
 -- @include holders.lua
@@ -33,4 +40,6 @@ local count, not_owned = owned_count(name, owner)
 if not count then
   return not_owned
 end
-return renew_hash(name, tonumber(count) or 1, renewal_lease(lease, name, 'rlock:meta'))
+lease = renewal_lease(lease, name, 'rlock:meta')
+note_renewal(name, 'rlock:meta', server_ms())
+return renew_hash(name, tonumber(count) or 1, lease)

@@ -40,6 +40,8 @@
 -- ARGV[10] '1': a writer that will wait: a busy answer records its intent
 -- ARGV[11] how long an intent lives without a new attempt, in ms
 -- ARGV[12] the reader lease keys' prefix: {NAME} (NAME when it holds a '{')
+-- ARGV[13] the host's boot id  ARGV[14] the holder process's start time (clock
+--         ticks after boot), for force-unlock --if-dead (either '' or absent: not recorded)
 --
 -- Returns {1, count, fence, lease_ms}        acquired (fresh, or a resend of it)
 --         {2, count, fence, lease_ms}        re-entered (or a resend of it)
@@ -70,6 +72,7 @@ end
 
 local name, fence_key, latch, intents = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, lease, own_token, latch_ms = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', ARGV[4]
+local process_at = 13 -- lib/record.lua
 local side, join, intent_ms, prefix = ARGV[9], ARGV[10] == '1', tonumber(ARGV[11]), ARGV[12]
 local writer_meta = 'rlock:meta'
 -- @include rw.lua

@@ -32,6 +32,14 @@
 --         {-4, layout}    'exclusive' (a plain RLock hash), or the owner holds
 --                         the other side ('read' or 'write')
 --         error 'ERR rlock: owner token is empty or reserved'   as rw_acquire.lua
+--
+-- A renewal also sets renewed_at_ms (server time) in the holder's rlock
+-- record ('rlock:meta' of a writer, 'rlock:meta:OWNER' of a reader), when there
+-- is one: when the holder last renewed.
+if redis.replicate_commands then
+  redis.replicate_commands() -- Redis 3.2-4: TIME before writes
+end
+
 local name, owner, lease, side, prefix = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 -- @include rw.lua
 -- @include renewal.lua
@@ -49,6 +57,7 @@ if not count then
   return not_owned
 end
 lease = renewal_lease(lease, name, meta_field)
+note_renewal(name, meta_field, server_ms())
 local held = levels(count)
 
 if side == 'write' then

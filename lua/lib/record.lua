@@ -4,13 +4,23 @@
 -- only bounded values of it are ever used.
 
 -- The record of a fresh hold: who took it (ARGV[at] .. ARGV[at + 3]: host, pid,
--- command, rlock version), when (now_ms), its lease and fencing token, and, when
--- `count` is given, its re-entry levels (a permit's).
+-- command, rlock version; ARGV[process_at], ARGV[process_at + 1]: the host's
+-- boot id and the process's start time in clock ticks after boot, each left
+-- out when '' or absent), when (now_ms), its lease and fencing token, and, when
+-- `count` is given, its re-entry levels (a permit's). Uses the script local
+-- process_at.
 local function holder_record(at, now_ms, lease, fence, count)
   local record = {
     host = ARGV[at], pid = tonumber(ARGV[at + 1]), command = ARGV[at + 2], version = ARGV[at + 3],
     acquired_at_ms = now_ms, ttl_ms = lease, fence = fence,
   }
+  local boot, start = ARGV[process_at], tonumber(ARGV[process_at + 1] or '')
+  if boot and boot ~= '' then
+    record.boot_id = boot
+  end
+  if start then
+    record.start_ticks = start
+  end
   if count then
     record.count = count
   end
@@ -39,4 +49,25 @@ local function recorded_lease(record)
     return math.min(math.floor(ttl), 31536000000)
   end
   return 30000
+end
+
+-- Notes a renewal in the holder record, field `field` of the hash `key`: its
+-- renewed_at_ms becomes now_ms (server time), written back in the same script
+-- as the renewal (no extra round trip). A record that is absent, not a JSON
+-- object, over 8 KiB or that cannot be written back is left as it is
+-- (Redisson's holds have none).
+local function note_renewal(key, field, now_ms)
+  local raw = redis.call('HGET', key, field)
+  if not raw or string.sub(raw, 1, 1) ~= '{' then
+    return
+  end
+  local record = decode_record(raw)
+  if not record then
+    return
+  end
+  record.renewed_at_ms = now_ms
+  local ok, encoded = pcall(cjson.encode, record)
+  if ok then
+    redis.call('HSET', key, field, encoded)
+  end
 end

@@ -1,5 +1,6 @@
 -- lib/renewal.lua: renewing a lease kept as a lock hash's PEXPIRE (renew.lua,
 -- and rw_renew.lua for a writer).
+-- @include clock.lua
 -- @include record.lua
 
 -- The lease a renewal sets: `lease` (ARGV, in ms), or when that is 0 the lease

@@ -142,10 +142,32 @@ TEST_CASE("status of each mode's layout: readers, permits and the fair queue") {
                    Millis(3'000)},
                   {"w2", std::nullopt, std::nullopt, std::nullopt}};
   CHECK(rlock::cli::status_line(fair) ==
-        "deploy\\n1: fair lock held by tok:1 (count 2), 29.5s left; 2 waiting in order: w1 (for 3s, host h2, pid 9), w2");
+        "deploy\\n1: fair lock held by tok:1 (count 2), 29.5s left, no rlock record (a Redisson client's); 2 waiting in order: w1 (for 3s, host h2, pid 9), w2");
   auto fdoc = rlock::cli::status_json(fair);
   CHECK(fdoc["waiters"][0]["owner"] == "w1");
   CHECK(fdoc["waiters"][0]["waited_ms"] == 3'000);
   CHECK(fdoc["waiters"][0]["gives_up_in_ms"] == 7'000);
   CHECK(fdoc["waiters"][1]["waited_ms"].is_null());
+}
+
+TEST_CASE("status kinds: rlock, redisson, fair, read-write, semaphore, foreign, none when free") {
+  auto state = held_state();
+  CHECK(rlock::cli::lock_kind(state) == "rlock");
+  CHECK(rlock::cli::status_json(state)["kind"] == "rlock");
+  state.record.reset();
+  CHECK(rlock::cli::lock_kind(state) == "redisson");
+  CHECK(rlock::cli::status_line(state).ends_with(", no rlock record (a Redisson client's)"));
+  state.mode = "fair";
+  CHECK(rlock::cli::lock_kind(state) == "fair");
+  state.mode = "write";
+  CHECK(rlock::cli::lock_kind(state) == "read-write");
+  state.mode = "semaphore";
+  CHECK(rlock::cli::lock_kind(state) == "semaphore");
+  CHECK(rlock::cli::status_json(state)["kind"] == "semaphore"); // even with no permit out
+  state.mode = "";
+  state.type = "string";
+  CHECK(rlock::cli::lock_kind(state) == "foreign");
+  state.type = "none";
+  CHECK(rlock::cli::lock_kind(state).empty());
+  CHECK(rlock::cli::status_json(state)["kind"].is_null());
 }

@@ -71,3 +71,22 @@ TEST_CASE("record: invalid UTF-8 is unreadable; long strings are cut at a charac
   REQUIRE(r.command);
   CHECK(r.command->size() == 1024);
 }
+
+TEST_CASE("record: the holder's boot id and start time are read when they have the right type") {
+  auto r = parse_holder_record(
+      R"({"host":"h1","pid":42,"boot_id":"4d1c-aa","start_ticks":123456,"renewed_at_ms":1700000000000})");
+  CHECK(r.renewed_at_ms == 1700000000000LL);
+  CHECK(r.boot_id == "4d1c-aa");
+  CHECK(r.start_ticks == 123456);
+  r = parse_holder_record(R"({"boot_id":7,"start_ticks":-1,"renewed_at_ms":"soon"})");
+  CHECK_FALSE(r.renewed_at_ms);
+  CHECK_FALSE(r.boot_id);
+  CHECK_FALSE(r.start_ticks);
+  CHECK_FALSE(r.readable());
+  r = parse_holder_record(R"({"start_ticks":"123","boot_id":null})");
+  CHECK_FALSE(r.start_ticks);
+  CHECK_FALSE(r.boot_id);
+  r = parse_holder_record(R"({"start_ticks":0})");
+  CHECK(r.start_ticks == 0);
+  CHECK(r.readable());
+}

@@ -5,6 +5,7 @@
 #include <rlock/core/proc.hpp>
 #include <rlock/core/signals.hpp>
 #include <rlock/core/text.hpp>
+#include <rlock/lock/liveness.hpp>
 #include <rlock/lock/redlock.hpp>
 #include <rlock/lock/several.hpp>
 #include <rlock/lock/waiter.hpp>
@@ -19,6 +20,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -56,6 +58,14 @@ std::string process_command(pid_t pid) {
   }
   text = redact_command_line(text);
   return text.size() > 200 ? text.substr(0, 200) + "..." : text;
+}
+
+// Who takes a lock, for its record: this host (and boot), process `pid` and
+// its start time, so `force-unlock --if-dead` can tell when it is gone.
+lock::HolderInfo holder_info(pid_t pid, std::string command) {
+  auto start = process_start(pid);
+  return lock::HolderInfo{host_name(), pid, std::move(command), boot_id(),
+                          start ? std::optional<long long>(start->start_ticks) : std::nullopt};
 }
 
 } // namespace
@@ -223,7 +233,7 @@ int per_lock_outcome(const Context& ctx, const std::vector<Result>& results,
 
 int cmd_acquire(Context& ctx) {
   const auto& inv = ctx.inv;
-  auto request = lock_request(ctx, lock::HolderInfo{host_name(), getppid(), process_command(getppid())});
+  auto request = lock_request(ctx, holder_info(getppid(), process_command(getppid())));
   SignalFd signals({SIGINT, SIGTERM, SIGHUP, SIGQUIT});
   std::vector<lock::AcquireResult> results;
   try {
@@ -306,6 +316,10 @@ int cmd_renew(Context& ctx) {
                                              });
 }
 
+// status --json's "schema": raised when a field changes meaning or goes away
+// (new fields keep it).
+constexpr int k_status_schema = 1;
+
 int cmd_status(Context& ctx) {
   const auto& inv = ctx.inv;
   auto states = inv.names.empty() ? ctx.store->find_locks( inv.match.empty() ? "*" : inv.match)
@@ -321,14 +335,51 @@ int cmd_status(Context& ctx) {
     }
   }
   if (inv.global.json) {
-    print_json({{"locks", locks}});
+    print_json({{"schema", k_status_schema}, {"locks", locks}});
   }
   return inv.names.empty() || all_held ? 0 : static_cast<int>(ExitCode::not_held);
+}
+
+// force-unlock --if-dead: judge the holder from its record, then remove the
+// lock only if it is still the hold that was judged (one script).
+int force_unlock_if_dead(Context& ctx, const lock::LockState& before) {
+  const auto& keys = ctx.locks.front();
+  lock::HolderVerdict verdict{false, false, "nothing to remove: the lock is free"};
+  if (before.held()) {
+    verdict = lock::judge_holder(before, lock::ThisHost{host_name(), boot_id()},
+                                 [](long long pid) { return process_start(static_cast<pid_t>(pid)); });
+  }
+  if (verdict.alive && before.record && before.record->acquired_at_ms) {
+    verdict.why += fmt::format(", holding it since {}", utc_time(*before.record->acquired_at_ms));
+  }
+  auto outcome = lock::ConditionalRemoval::changed;
+  if (verdict.gone) {
+    outcome = ctx.store->force_unlock_if(keys, {before.owners.front().first, before.record_raw});
+    if (outcome == lock::ConditionalRemoval::gone) {
+      verdict.why = "it was released meanwhile";
+    } else if (outcome == lock::ConditionalRemoval::changed) {
+      verdict.why = "it changed hands meanwhile; nothing removed (run it again to judge the new holder)";
+    }
+  }
+  const bool removed = outcome == lock::ConditionalRemoval::removed;
+  if (ctx.inv.global.json) {
+    print_json(
+        {{"name", keys.name}, {"removed", removed}, {"reason", verdict.why}, {"was", status_json(before)}});
+  }
+  if (!removed) {
+    throw Error(ExitCode::not_held,
+                before.held() ? fmt::format("not removed: {}", verdict.why) : verdict.why);
+  }
+  log::info("removed {}: {}", quote(keys.name), verdict.why);
+  return 0;
 }
 
 int cmd_force_unlock(Context& ctx) {
   const auto& keys = ctx.locks.front();
   auto before = ctx.store->inspect({keys.name});
+  if (ctx.inv.if_dead) {
+    return force_unlock_if_dead(ctx, before.front());
+  }
   auto removed = ctx.store->force_unlock(keys);
   if (ctx.inv.global.json) {
     print_json({{"name", keys.name}, {"removed", removed.has_value()}, {"was", status_json(before.front())}});
@@ -339,6 +390,29 @@ int cmd_force_unlock(Context& ctx) {
   auto was = status_line(before.front());
   log::info("removed {} ({})", quote(keys.name), was.substr(0, was.find('\n'))); // Redlock: the verdict line
   return 0;
+}
+
+// doctor --json's "schema", as k_status_schema.
+constexpr int k_doctor_schema = 1;
+
+int cmd_doctor(Context& ctx) {
+  std::vector<lock::Finding> findings;
+  for (const auto& facts : ctx.store->survey()) {
+    auto more = lock::judge_server(facts);
+    findings.insert(findings.end(), more.begin(), more.end());
+  }
+  bool unsafe = std::any_of(findings.begin(), findings.end(),
+                            [](const lock::Finding& finding) { return finding.verdict == "unsafe"; });
+  if (ctx.inv.global.json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& finding : findings) {
+      list.push_back(finding_json(finding));
+    }
+    print_json({{"schema", k_doctor_schema}, {"safe", !unsafe}, {"findings", list}});
+  } else {
+    fmt::print("{}", doctor_text(findings));
+  }
+  return unsafe ? static_cast<int>(ExitCode::not_held) : 0;
 }
 
 int cmd_run(Context& ctx) {
@@ -352,7 +426,7 @@ int cmd_run(Context& ctx) {
   if (command.size() > 200) {
     command = command.substr(0, 200) + "...";
   }
-  spec.request = lock_request(ctx, lock::HolderInfo{host_name(), getpid(), command});
+  spec.request = lock_request(ctx, holder_info(getpid(), command));
   spec.locks = ctx.locks;
   spec.child_argv = inv.child_argv;
   // CMD gets no password from rlock: the URL without it, and the password
@@ -394,7 +468,9 @@ int cmd_run(Context& ctx) {
   if (!guardian.fork_supervisor()) {
     return guardian.watch(signals, spec.label); // the caller's rlock: passes signals on, waits
   }
-  auto acquired = acquire_or_busy(ctx, spec.request, signals); // in the supervisor
+  // In the supervisor: it holds and renews the lock, so its record names it.
+  spec.request.info = holder_info(getpid(), command);
+  auto acquired = acquire_or_busy(ctx, spec.request, signals);
   return run::supervise(*ctx.store, spec, acquired, signals);
 }
 
@@ -408,6 +484,8 @@ constexpr Subcommand k_subcommands[] = {
     {"status", "Show who holds locks, since when and for how long", cmd_status, false, false},
     {"force-unlock", "Remove a lock whoever holds it (clears a dead holder)", cmd_force_unlock, false, false},
     {"run", "Hold a lock while a command runs: acquire, renew, release", cmd_run, false, true},
+    {"doctor", "Check what threatens lock safety on the server(s): eviction, persistence...", cmd_doctor,
+     false, false},
 };
 } // namespace
 

@@ -36,6 +36,7 @@ struct Raw {
   std::string wait;
   bool no_wait = false;
   bool all = false;
+  bool if_dead = false;
   std::string match;
   std::string on_lost = "term";
   std::string kill_after = "10s";
@@ -183,6 +184,11 @@ std::unique_ptr<App> make_app() {
 
   auto* force = a->subs["force-unlock"];
   force->add_option("NAME", raw.names, "Lock name")->required()->expected(1);
+  force->add_flag(
+      "--if-dead", raw.if_dead,
+      "Remove it only when its recorded holder process on this host is gone (exit 1 and why if not)");
+
+  // doctor: no options of its own (the global ones: -u, --json).
 
   auto* run = a->subs["run"];
   run->add_option("NAME", raw.names, "Lock name; several: all or none")->required();
@@ -426,6 +432,10 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
     inv.wait = parse_duration(raw.wait, "--wait");
   }
   inv.all = raw.all;
+  inv.if_dead = raw.if_dead;
+  if (inv.if_dead && inv.global.urls.size() > 1) {
+    throw UsageError("--if-dead takes one URL: a Redlock's holder record is per master");
+  }
   inv.match = raw.match;
   if (!inv.match.empty() && !inv.names.empty()) {
     throw UsageError("status: give lock names or --match, not both");

@@ -38,6 +38,7 @@ struct Invocation {
   std::optional<Millis> ttl;           // --ttl; nullopt: 30s (acquire, run), the lock's own (renew)
   std::optional<Millis> wait;          // -w; nullopt = -n (do not wait)
   bool all = false;                    // release --all
+  bool if_dead = false;                // force-unlock --if-dead
   std::string match;                   // status --match
   run::OnLost on_lost = run::OnLost::term; // run
   Millis kill_after{10'000};           // run

@@ -8,15 +8,14 @@
 
 namespace rlock::cli {
 
-namespace {
-
-// ISO 8601 UTC; the record parser keeps acquired_at_ms within years 1970-9999.
 std::string utc_time(long long epoch_ms) {
   std::time_t seconds = static_cast<std::time_t>(epoch_ms / 1000);
   std::tm tm{};
   gmtime_r(&seconds, &tm);
   return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", tm);
 }
+
+namespace {
 
 std::string ttl_phrase(Millis ttl) {
   if (ttl.count() == -1) {
@@ -160,6 +159,9 @@ std::string record_details(const lock::HolderRecord& record) {
   if (record.acquired_at_ms) {
     out += fmt::format(", since {}", utc_time(*record.acquired_at_ms));
   }
+  if (record.renewed_at_ms) {
+    out += fmt::format(", renewed {}", utc_time(*record.renewed_at_ms));
+  }
   if (record.command) {
     out += fmt::format(", cmd {}", quote(*record.command));
   }
@@ -202,6 +204,29 @@ std::string waiters_phrase(const lock::LockState& state) {
   }
   return out;
 }
+
+} // namespace
+
+std::string lock_kind(const lock::LockState& state) {
+  if (state.mode == "semaphore") {
+    return "semaphore";
+  }
+  if (!state.held()) {
+    return "";
+  }
+  if (state.type != "hash") {
+    return "foreign";
+  }
+  if (state.mode == "read" || state.mode == "write") {
+    return "read-write";
+  }
+  if (state.mode == "fair") {
+    return "fair";
+  }
+  return state.record ? "rlock" : "redisson";
+}
+
+namespace {
 
 std::string single_status_line(const lock::LockState& state) {
   std::string name = printable(state.name);
@@ -246,7 +271,7 @@ std::string single_status_line(const lock::LockState& state) {
   }
   out += fmt::format(", {}", ttl_phrase(state.ttl));
   if (!state.record) {
-    return out + waiters_phrase(state);
+    return out + ", no rlock record (a Redisson client's)" + waiters_phrase(state);
   }
   const auto& record = *state.record;
   if (!record.readable()) {
@@ -268,7 +293,12 @@ nlohmann::json holder_json(const std::optional<lock::HolderRecord>& record) {
           {"acquired_at", record->acquired_at_ms ? nlohmann::json(utc_time(*record->acquired_at_ms))
                                                  : nlohmann::json(nullptr)},
           {"ttl_ms", or_null(record->ttl_ms)},
-          {"version", or_null(record->version)}};
+          {"version", or_null(record->version)},
+          {"renewed_at_ms", or_null(record->renewed_at_ms)},
+          {"renewed_at", record->renewed_at_ms ? nlohmann::json(utc_time(*record->renewed_at_ms))
+                                               : nlohmann::json(nullptr)},
+          {"boot_id", or_null(record->boot_id)},
+          {"start_ticks", or_null(record->start_ticks)}};
 }
 
 nlohmann::json status_json(const lock::LockState& state) {
@@ -279,6 +309,8 @@ nlohmann::json status_json(const lock::LockState& state) {
   nlohmann::json out = {
       {"name", state.name},
       {"held", state.held()},
+      {"kind", state.held() || state.mode == "semaphore" ? nlohmann::json(lock_kind(state))
+                                                         : nlohmann::json(nullptr)},
       {"type", state.held() ? nlohmann::json(state.type) : nlohmann::json(nullptr)},
       {"foreign", state.held() && state.type != "hash" && state.mode != "semaphore"},
       {"ttl_ms", state.held() ? nlohmann::json(state.ttl.count()) : nlohmann::json(nullptr)},
@@ -327,6 +359,30 @@ nlohmann::json status_json(const lock::LockState& state) {
     out["masters_holding"] = holders_of(state);
   }
   return out;
+}
+
+std::string doctor_text(const std::vector<lock::Finding>& findings) {
+  std::string out;
+  int unsafe = 0;
+  int warnings = 0;
+  for (const auto& finding : findings) {
+    unsafe += finding.verdict == "unsafe" ? 1 : 0;
+    warnings += finding.verdict == "warning" ? 1 : 0;
+    out += fmt::format("{:<7} {} {}: {}: {}\n", finding.verdict, finding.server, finding.check,
+                       finding.setting, finding.why);
+  }
+  out += unsafe > 0 ? fmt::format("{} unsafe, {} warning(s): locks on this deployment are not safe\n", unsafe,
+                                  warnings)
+                    : fmt::format("nothing unsafe ({} warning(s))\n", warnings);
+  return out;
+}
+
+nlohmann::json finding_json(const lock::Finding& finding) {
+  return {{"server", finding.server},
+          {"check", finding.check},
+          {"setting", finding.setting},
+          {"verdict", finding.verdict},
+          {"why", finding.why}};
 }
 
 } // namespace rlock::cli

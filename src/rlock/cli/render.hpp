@@ -1,5 +1,6 @@
 #pragma once
 
+#include <rlock/lock/doctor.hpp>
 #include <rlock/lock/lock.hpp>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +10,10 @@
 
 namespace rlock::cli {
 
+// ISO 8601 UTC ("2026-01-02T03:04:05Z") of ms since the epoch; the record
+// parser keeps its times within years 1970-9999.
+std::string utc_time(long long epoch_ms);
+
 // "TOKEN on host (pid 12, "cmd"), 12.3s left" for messages about a busy lock;
 // what the holder's record does not say is left out ("holder unknown" when
 // nothing in it can be read).
@@ -17,6 +22,11 @@ std::string holder_phrase(const lock::Holder& holder);
 // What a layout name from a script ("read", "write", "semaphore", "fair",
 // "exclusive") means: "a read-write lock held for reading"...
 std::string layout_phrase(std::string_view layout);
+
+// What a lock is, for `status`: "rlock" (an RLock hash with rlock's record),
+// "redisson" (one without: a Redisson client's), "fair", "read-write",
+// "semaphore", "foreign" (a key of another type); "" when free.
+std::string lock_kind(const lock::LockState& state);
 
 // One line of `status` output for people (Redlock: then one indented line per
 // master with its view).
@@ -33,5 +43,12 @@ nlohmann::json holder_json(const std::optional<lock::HolderRecord>& record);
 // Redlock: what each master answered to an acquisition, for --json:
 // [{"url", "granted", "answer"}].
 nlohmann::json nodes_json(const std::vector<std::pair<std::string, std::string>>& answers);
+
+// `doctor`'s findings for people: one line each ("VERDICT  SERVER  CHECK:
+// SETTING: why"), then a summary line.
+std::string doctor_text(const std::vector<lock::Finding>& findings);
+
+// One finding in `doctor --json`: {"server", "check", "setting", "verdict", "why"}.
+nlohmann::json finding_json(const lock::Finding& finding);
 
 } // namespace rlock::cli

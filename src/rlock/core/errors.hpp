@@ -9,6 +9,7 @@ namespace rlock {
 // Exit statuses, as documented in the man page's EXIT STATUS and the CLI contract.
 enum class ExitCode : int {
   ok = 0,
+  // not_held also: force-unlock --if-dead: the holder is not provably gone; doctor: something is unsafe
   not_held = 1,        // release/renew: not our lock; force-unlock: nothing; status: a lock is free
   usage = 64,          // bad flag, duration, URL or name (EX_USAGE)
   unavailable = 69,    // cannot connect, timed out (EX_UNAVAILABLE)

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 
 namespace rlock {
@@ -30,6 +31,59 @@ std::string read_proc(pid_t pid, const char* what, std::size_t limit) {
   ::close(fd);
   if (text.size() > limit) {
     text.resize(limit);
+  }
+  return text;
+}
+
+std::optional<ProcessStart> parse_process_start(std::string_view stat) {
+  auto open = stat.find('(');
+  auto close = stat.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open ||
+      close + 2 >= stat.size()) {
+    return std::nullopt;
+  }
+  ProcessStart out;
+  out.state = stat[close + 2];
+  // Fields after comm: 3 state, 4 ppid, ... 22 starttime: 19 more spaces to skip.
+  std::size_t at = close + 2;
+  for (int field = 3; field < 22; ++field) {
+    at = stat.find(' ', at);
+    if (at == std::string_view::npos) {
+      return std::nullopt;
+    }
+    ++at;
+  }
+  auto end = stat.find(' ', at);
+  auto digits = stat.substr(at, end == std::string_view::npos ? stat.size() - at : end - at);
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), out.start_ticks);
+  if (ec != std::errc() || ptr != digits.data() + digits.size() || digits.empty() || out.start_ticks < 0) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+std::optional<ProcessStart> process_start(pid_t pid) {
+  if (pid <= 0) {
+    return std::nullopt;
+  }
+  return parse_process_start(read_proc(pid, "stat"));
+}
+
+std::string boot_id() {
+  char path[] = "/proc/sys/kernel/random/boot_id";
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return {};
+  }
+  char buf[64];
+  ssize_t n;
+  do {
+    n = ::read(fd, buf, sizeof buf);
+  } while (n < 0 && errno == EINTR);
+  ::close(fd);
+  std::string text(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) {
+    text.pop_back();
   }
   return text;
 }

@@ -17,6 +17,11 @@ namespace rlock::lock::detail {
 
 std::string ms(Millis value);
 
+// `args` with the holder's process identity appended, the last two ARGV of
+// every acquisition script (lib/record.lua): boot id, start time in ticks (""
+// when unknown).
+std::vector<std::string> with_process(std::vector<std::string> args, const HolderInfo& info);
+
 // One script request, resent as `scope` allows (every resend carries the same
 // KEYS and ARGV, so the same op id), routed by the client.
 redis::EvalReply run_script(redis::Client& client, const redis::RetryScope& scope, const redis::Script& script,

@@ -56,7 +56,8 @@ LockState decode_state(const std::string& name, const redis::Reply& entry) {
     const auto& field = fields.elements[f].as_string();
     const auto& value = fields.elements[f + 1];
     if (field == k_meta_field) {
-      state.record = parse_holder_record(value.is_nil() ? "" : value.as_string());
+      state.record_raw = value.is_nil() ? "" : value.as_string();
+      state.record = parse_holder_record(state.record_raw);
     } else if (field.starts_with(k_reader_record)) {
       reader_records.emplace_back(field.substr(k_reader_record.size()),
                                   parse_holder_record(value.is_nil() ? "" : value.as_string()));
@@ -232,6 +233,12 @@ std::string ms(Millis value) {
   return std::to_string(value.count());
 }
 
+std::vector<std::string> with_process(std::vector<std::string> args, const HolderInfo& info) {
+  args.push_back(info.boot_id);
+  args.push_back(info.start_ticks ? std::to_string(*info.start_ticks) : std::string());
+  return args;
+}
+
 redis::EvalReply run_script(redis::Client& client, const redis::RetryScope& scope, const redis::Script& script,
                             const std::vector<std::string>& keys, const std::vector<std::string>& args,
                             const redis::SyncReplicas& sync) {
@@ -398,13 +405,15 @@ AcquireResult try_acquire(redis::Client& client, const AcquireRequest& request, 
   // A resend only makes the true send time later, so this bound stays on the safe side.
   TimePoint sent_at = Clock::now();
   const auto& keys = request.keys;
-  auto answer = run_script(client, scope, scripts::acquire,
-                           {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id), keys.queue,
-                            keys.queue_timeouts, keys.waiters},
-                           {request.owner, ms(request.lease), request.own_token ? "1" : "0",
-                            ms(scope.policy.latch_lifetime()), request.info.host,
-                            std::to_string(request.info.pid), request.info.command, RLOCK_VERSION},
-                           request.sync);
+  auto answer =
+      run_script(client, scope, scripts::acquire,
+                 {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id), keys.queue,
+                  keys.queue_timeouts, keys.waiters},
+                 with_process({request.owner, ms(request.lease), request.own_token ? "1" : "0",
+                               ms(scope.policy.latch_lifetime()), request.info.host,
+                               std::to_string(request.info.pid), request.info.command, RLOCK_VERSION},
+                              request.info),
+                 request.sync);
   return decode_acquire(client, request, answer, sent_at);
 }
 
@@ -424,20 +433,49 @@ RenewResult renew(redis::Client& client, const LockKeys& keys, Mode mode, const 
       [&] { return permit_renew(client, keys, owner, lease, retry, sync); });
 }
 
-std::optional<std::string> force_unlock(redis::Client& client, const LockKeys& keys) {
+namespace {
+
+// force_unlock.lua's answer: {0} nothing, {1, type[, channel]} removed, {2} changed.
+redis::Reply force_unlock_script(redis::Client& client, const LockKeys& keys, const ExpectedHold* expected) {
   auto scope = one_shot(client, true);
   const std::string publish = client.publish_command();
+  std::vector<std::string> args{publish, ms(scope.policy.latch_lifetime()), "1"};
+  if (expected != nullptr) {
+    args.push_back(expected->owner);
+    args.push_back(expected->record_raw);
+  }
   auto reply = run_script(client, scope, scripts::force_unlock,
                           {keys.name, keys.channel, latch_key(keys.unlock_latch, new_op_id()), keys.queue,
                            keys.queue_timeouts, keys.waiters, keys.rw_channel, keys.permit_timeouts,
                            keys.permit_channel, keys.permit_records},
-                          {publish, ms(scope.policy.latch_lifetime()), "1"})
+                          args)
                    .reply;
-  if (element(reply, 0).as_integer() == 0) {
+  if (element(reply, 0).as_integer() == 1) {
+    publish_release_again(client, keys, publish, optional_string(reply, 2));
+  }
+  return reply;
+}
+
+} // namespace
+
+std::optional<std::string> force_unlock(redis::Client& client, const LockKeys& keys) {
+  auto reply = force_unlock_script(client, keys, nullptr);
+  if (element(reply, 0).as_integer() != 1) {
     return std::nullopt;
   }
-  publish_release_again(client, keys, publish, optional_string(reply, 2));
   return optional_string(reply, 1);
+}
+
+ConditionalRemoval force_unlock_if(redis::Client& client, const LockKeys& keys,
+                                   const ExpectedHold& expected) {
+  switch (element(force_unlock_script(client, keys, &expected), 0).as_integer()) {
+  case 0:
+    return ConditionalRemoval::gone;
+  case 1:
+    return ConditionalRemoval::removed;
+  default:
+    return ConditionalRemoval::changed;
+  }
 }
 
 std::vector<LockState> inspect(redis::Client& client, const std::vector<std::string>& names) {

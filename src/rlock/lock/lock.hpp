@@ -21,6 +21,8 @@ struct HolderInfo {
   std::string host;
   long long pid = 0;
   std::string command;
+  std::string boot_id;                  // this host's boot ("": unknown)
+  std::optional<long long> start_ticks; // pid's start time (/proc/PID/stat field 22)
 };
 
 // Who holds a lock that we could not take.
@@ -128,6 +130,23 @@ RenewResult renew(redis::Client& client, const LockKeys& keys, Mode mode, const 
 // the removed key's type, or nothing when there was nothing to remove.
 std::optional<std::string> force_unlock(redis::Client& client, const LockKeys& keys);
 
+// The hold `force-unlock --if-dead` judged gone: its owner token and its raw
+// 'rlock:meta' record as read.
+struct ExpectedHold {
+  std::string owner;
+  std::string record_raw;
+};
+
+enum class ConditionalRemoval {
+  removed, // it was still that hold: removed (waiters woken as force_unlock does)
+  gone,    // there was nothing to remove
+  changed, // it is another hold now (or its record changed): nothing changed
+};
+
+// force_unlock, only if the lock is still the hold `expected` describes (one
+// script: checked and removed atomically).
+ConditionalRemoval force_unlock_if(redis::Client& client, const LockKeys& keys, const ExpectedHold& expected);
+
 struct LockState;
 
 // Redlock: one master's view of a lock (state null when it did not answer).
@@ -163,6 +182,7 @@ struct LockState {
   std::string mode;
   std::vector<std::pair<std::string, long long>> owners; // token, count (0: not a count)
   std::optional<HolderRecord> record;                    // nullopt: no 'rlock:meta'
+  std::string record_raw;          // the 'rlock:meta' value as read (force-unlock --if-dead compares it)
   std::vector<HolderView> holders; // read-write lock: each reader; semaphore: each permit
   std::vector<WaiterView> waiters; // fair queue, in order
   std::optional<long long> permits_free; // semaphore: the free permits it counts

@@ -25,14 +25,16 @@ AcquireResult permit_try_acquire(redis::Client& client, const AcquireRequest& re
   // A resend only makes the true send time later, so this bound stays on the safe side.
   TimePoint sent_at = Clock::now();
   const auto& keys = request.keys;
-  auto answer = run_script(client, scope, scripts::permit_acquire,
-                           {keys.name, keys.permit_timeouts, keys.permit_channel, keys.fence_key,
-                            keys.permit_records, latch_key(keys.acquire_latch, op_id)},
-                           {request.owner, ms(request.lease), request.own_token ? "1" : "0",
-                            ms(scope.policy.latch_lifetime()), std::to_string(request.mode.limit),
-                            client.publish_command(), request.info.host, std::to_string(request.info.pid),
-                            request.info.command, RLOCK_VERSION},
-                           request.sync);
+  auto answer =
+      run_script(client, scope, scripts::permit_acquire,
+                 {keys.name, keys.permit_timeouts, keys.permit_channel, keys.fence_key, keys.permit_records,
+                  latch_key(keys.acquire_latch, op_id)},
+                 with_process({request.owner, ms(request.lease), request.own_token ? "1" : "0",
+                               ms(scope.policy.latch_lifetime()), std::to_string(request.mode.limit),
+                               client.publish_command(), request.info.host, std::to_string(request.info.pid),
+                               request.info.command, RLOCK_VERSION},
+                              request.info),
+                 request.sync);
   const auto& reply = answer.reply;
   if (element(reply, 0).as_integer() == k_size_mismatch) {
     // The permits' number is the users' shared configuration, not a passing

@@ -62,7 +62,8 @@ std::optional<std::string> text(const nlohmann::json& value) {
 } // namespace
 
 bool HolderRecord::readable() const {
-  return host || pid || command || acquired_at_ms || ttl_ms || fence || version || since_ms;
+  return host || pid || command || acquired_at_ms || ttl_ms || fence || version || since_ms ||
+         renewed_at_ms || boot_id || start_ticks;
 }
 
 HolderRecord parse_holder_record(std::string_view raw) {
@@ -100,6 +101,15 @@ HolderRecord parse_holder_record(std::string_view raw) {
   }
   if (const auto* v = field("since_ms")) {
     record.since_ms = whole_number(*v, 0, k_max_epoch_ms);
+  }
+  if (const auto* v = field("renewed_at_ms")) {
+    record.renewed_at_ms = whole_number(*v, 0, k_max_epoch_ms);
+  }
+  if (const auto* v = field("boot_id")) {
+    record.boot_id = text(*v);
+  }
+  if (const auto* v = field("start_ticks")) {
+    record.start_ticks = whole_number(*v, 0, std::numeric_limits<long long>::max());
   }
   return record;
 }

@@ -10,7 +10,10 @@ namespace rlock::lock {
 // The field is data, not trust: anyone can write it. Each value is kept only when
 // it has the right type and a sane range; anything else (wrong type, null, a
 // huge or fractional number, a non-object document, invalid UTF-8) leaves it
-// empty. Nothing in it is used for a safety decision.
+// empty. Nothing in it decides who holds a lock; only `force-unlock --if-dead`
+// reads host, boot_id, pid and start_ticks, to decide whether to remove a lock
+// the operator asked to remove (a forged record can do no more than plain
+// force-unlock does).
 struct HolderRecord {
   std::optional<std::string> host;
   std::optional<long long> pid; // 1 .. 2^31-1
@@ -20,6 +23,13 @@ struct HolderRecord {
   std::optional<long long> fence;          // >= 0
   std::optional<std::string> version;
   std::optional<long long> since_ms; // a waiter's record: waiting since (server time, ms)
+  std::optional<long long> renewed_at_ms; // the last renewal (server time, ms): run's renewals, renew
+  // The holding process's identity on its host: the host's boot id
+  // (/proc/sys/kernel/random/boot_id) and the process's start time (field 22
+  // of /proc/PID/stat, clock ticks after that boot). Absent in records of
+  // an older rlock and of other clients.
+  std::optional<std::string> boot_id;
+  std::optional<long long> start_ticks; // >= 0
 
   // True when at least one value could be read.
   bool readable() const;

@@ -1,3 +1,4 @@
+#include <rlock/core/errors.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/lock/quorum.hpp>
@@ -113,6 +114,9 @@ public:
   RenewResult renew(const LockKeys& keys, Mode mode, const std::string& owner, Millis lease,
                     redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) override;
   std::optional<std::string> force_unlock(const LockKeys& keys) override;
+  ConditionalRemoval force_unlock_if(const LockKeys&, const ExpectedHold&) override {
+    throw UsageError("--if-dead takes one URL: a Redlock's holder record is per master");
+  }
   std::vector<LockState> inspect(const std::vector<std::string>& names) override;
   std::vector<LockState> find_locks(const std::string& pattern) override;
 
@@ -120,6 +124,21 @@ public:
     for (auto& node : m_nodes) {
       node.refresh();
     }
+  }
+
+  std::vector<ServerFacts> survey() override {
+    std::vector<ServerFacts> out;
+    for (auto& node : m_nodes) {
+      try {
+        out.push_back(lock::survey(node, node.primaries().front(), "redlock master"));
+      } catch (const RedisError& e) {
+        ServerFacts facts;
+        facts.server = node.describe();
+        facts.unreachable = e.what();
+        out.push_back(facts);
+      }
+    }
+    return out;
   }
 
   std::string describe() const override {

@@ -35,9 +35,11 @@ AcquireResult rw_try_acquire(redis::Client& client, const AcquireRequest& reques
   auto answer = run_script(
       client, scope, scripts::rw_acquire,
       {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id), keys.write_intent},
-      {request.owner, ms(request.lease), request.own_token ? "1" : "0", ms(scope.policy.latch_lifetime()),
-       request.info.host, std::to_string(request.info.pid), request.info.command, RLOCK_VERSION,
-       std::string(side_of(request.mode.mode)), join ? "1" : "0", ms(k_intent_life), keys.reader_prefix},
+      with_process({request.owner, ms(request.lease), request.own_token ? "1" : "0",
+                    ms(scope.policy.latch_lifetime()), request.info.host, std::to_string(request.info.pid),
+                    request.info.command, RLOCK_VERSION, std::string(side_of(request.mode.mode)),
+                    join ? "1" : "0", ms(k_intent_life), keys.reader_prefix},
+                   request.info),
       request.sync);
   AcquireResult result = decode_acquire(client, request, answer, sent_at);
   const auto& reply = answer.reply;

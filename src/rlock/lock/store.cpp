@@ -1,6 +1,8 @@
 #include <rlock/lock/redlock.hpp>
 #include <rlock/lock/store.hpp>
 
+#include <fmt/format.h>
+
 namespace rlock::lock {
 
 namespace {
@@ -25,6 +27,9 @@ public:
   std::optional<std::string> force_unlock(const LockKeys& keys) override {
     return lock::force_unlock(m_client, keys);
   }
+  ConditionalRemoval force_unlock_if(const LockKeys& keys, const ExpectedHold& expected) override {
+    return lock::force_unlock_if(m_client, keys, expected);
+  }
   std::vector<LockState> inspect(const std::vector<std::string>& names) override {
     return lock::inspect(m_client, names);
   }
@@ -33,6 +38,19 @@ public:
   }
   void refresh() override { m_client.refresh(); }
   std::string describe() const override { return m_client.describe(); }
+
+  std::vector<ServerFacts> survey() override {
+    const auto& target = m_client.target();
+    auto primaries = m_client.primaries();
+    std::string topology = m_client.is_cluster()  ? fmt::format("cluster ({} primaries)", primaries.size())
+                           : target.is_sentinel() ? fmt::format("sentinel (primary {})", target.master)
+                                                  : std::string("standalone");
+    std::vector<ServerFacts> out;
+    for (const auto& node : primaries) {
+      out.push_back(lock::survey(m_client, node, topology));
+    }
+    return out;
+  }
 
 private:
   redis::Client m_client;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <rlock/core/signals.hpp>
+#include <rlock/lock/doctor.hpp>
 #include <rlock/lock/lock.hpp>
 #include <rlock/lock/waiter.hpp>
 
@@ -31,8 +32,15 @@ public:
   virtual RenewResult renew(const LockKeys& keys, Mode mode, const std::string& owner, Millis lease,
                             redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) = 0;
   virtual std::optional<std::string> force_unlock(const LockKeys& keys) = 0;
+  // lock::force_unlock_if; a Redlock quorum throws UsageError (a holder record
+  // is per master: there is no one hold to compare).
+  virtual ConditionalRemoval force_unlock_if(const LockKeys& keys, const ExpectedHold& expected) = 0;
   virtual std::vector<LockState> inspect(const std::vector<std::string>& names) = 0;
   virtual std::vector<LockState> find_locks(const std::string& pattern) = 0;
+  // `doctor`: the facts of every server locks live on (each primary; each
+  // Redlock master, an unreachable one with `unreachable` set). Throws
+  // RedisError when a single deployment cannot be reached.
+  virtual std::vector<ServerFacts> survey() = 0;
   // Follows a failover the old primary has not noticed (Sentinel); see Client::refresh.
   virtual void refresh() = 0;
   // For messages: the URL(s), never a password.

@@ -1,0 +1,240 @@
+#include <rlock/lock/doctor.hpp>
+
+#include <rlock/core/text.hpp>
+#include <rlock/redis/errors.hpp>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <sstream>
+
+namespace rlock::lock {
+
+namespace {
+
+// "no permission (NOPERM ...)" for a denial, else the error text.
+std::string reason_of(const RedisError& e) {
+  if (e.kind() == RedisErrorKind::auth) {
+    return fmt::format("no permission ({})", e.what());
+  }
+  return e.what();
+}
+
+// "field:value" lines of an INFO section.
+std::optional<std::string> info_field(const std::string& info, const std::string& field) {
+  std::istringstream lines(info);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (!line.empty() && line.back() == '\r') {
+      line.pop_back();
+    }
+    if (line.starts_with(field + ":")) {
+      return line.substr(field.size() + 1);
+    }
+  }
+  return std::nullopt;
+}
+
+// CONFIG GET NAME's value (the reply is [name, value]; [] when unknown).
+std::optional<std::string> config_value(const redis::Reply& reply) {
+  if (reply.is_array() && reply.elements.size() >= 2) {
+    return reply.elements[1].as_string();
+  }
+  return std::nullopt;
+}
+
+long long wall_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+Finding finding(const ServerFacts& facts, std::string check, std::string setting, std::string verdict,
+                std::string why) {
+  return Finding{facts.server, std::move(check), std::move(setting), std::move(verdict), std::move(why)};
+}
+
+// A fact that could not be read: a warning that says why (`error`, else that
+// `source` gave nothing).
+Finding cannot_check(const ServerFacts& facts, std::string check, std::string setting, std::string_view what,
+                     const std::string& error, std::string_view source) {
+  return finding(facts, std::move(check), std::move(setting), "warning",
+                 fmt::format("cannot check {}: {}", what,
+                             error.empty() ? fmt::format("{} says nothing", source) : error));
+}
+
+// (major, minor) of "7.0.15"; (0, 0) when unreadable.
+std::pair<int, int> version_of(const std::string& text) {
+  int major = 0;
+  int minor = 0;
+  if (std::sscanf(text.c_str(), "%d.%d", &major, &minor) < 1) {
+    return {0, 0};
+  }
+  return {major, minor};
+}
+
+constexpr long long k_clock_warning_ms = 2000;
+
+} // namespace
+
+ServerFacts survey(redis::Client& client, const redis::Endpoint& node, const std::string& topology) {
+  ServerFacts facts;
+  facts.server = node.display();
+  facts.topology = topology;
+  // INFO first: a server that cannot be reached throws from here.
+  try {
+    auto server = client.command_on(node, {"INFO", "server"}).as_string();
+    facts.version = printable(info_field(server, "redis_version").value_or(""));
+    auto replication = client.command_on(node, {"INFO", "replication"}).as_string();
+    facts.role = info_field(replication, "role").value_or("");
+    if (auto replicas = info_field(replication, "connected_slaves")) {
+      facts.connected_replicas = std::stoll(*replicas);
+    }
+  } catch (const RedisError& e) {
+    if (e.kind() == RedisErrorKind::connect || e.kind() == RedisErrorKind::timeout ||
+        e.kind() == RedisErrorKind::closed || e.kind() == RedisErrorKind::io) {
+      throw;
+    }
+    facts.info_error = reason_of(e);
+  } catch (const std::exception& e) { // an unparsable number in INFO
+    facts.info_error = e.what();
+  }
+  try {
+    facts.maxmemory_policy = config_value(client.command_on(node, {"CONFIG", "GET", "maxmemory-policy"}));
+    facts.save = config_value(client.command_on(node, {"CONFIG", "GET", "save"}));
+    facts.appendonly = config_value(client.command_on(node, {"CONFIG", "GET", "appendonly"}));
+    for (auto* value : {&facts.maxmemory_policy, &facts.save, &facts.appendonly}) {
+      if (*value) {
+        **value = printable(**value); // shown to people as it is
+      }
+    }
+    if (auto min = config_value(client.command_on(node, {"CONFIG", "GET", "min-replicas-to-write"}))) {
+      facts.min_replicas_to_write = std::stoll(*min);
+    }
+  } catch (const RedisError& e) {
+    facts.config_error = reason_of(e);
+  } catch (const std::exception& e) {
+    facts.config_error = e.what();
+  }
+  try {
+    long long before = wall_ms();
+    auto time = client.command_on(node, {"TIME"});
+    long long after = wall_ms();
+    if (time.is_array() && time.elements.size() == 2) {
+      long long server_ms = time.elements[0].as_integer() * 1000 + time.elements[1].as_integer() / 1000;
+      facts.clock_offset_ms = server_ms - (before + after) / 2;
+    }
+  } catch (const RedisError& e) {
+    facts.time_error = reason_of(e);
+  }
+  return facts;
+}
+
+std::vector<Finding> judge_server(const ServerFacts& facts) {
+  std::vector<Finding> out;
+  if (!facts.unreachable.empty()) {
+    out.push_back(
+        finding(facts, "reachable", "connection", "unsafe",
+                fmt::format("cannot reach it: {}; its locks cannot be taken or checked", facts.unreachable)));
+    return out;
+  }
+  out.push_back(
+      finding(facts, "topology", facts.topology, "ok",
+              facts.topology.starts_with("cluster")
+                  ? "each lock lives on its hash slot's primary; a failover keeps what reached the replica"
+              : facts.topology.starts_with("sentinel")
+                  ? "a failover promotes a replica: a lock not yet replicated is lost with the old primary"
+                  : "one server holds every lock"));
+
+  // Version.
+  if (facts.version.empty()) {
+    out.push_back(cannot_check(facts, "version", "redis_version", "the version", facts.info_error, "INFO"));
+  } else {
+    auto [major, minor] = version_of(facts.version);
+    if (major < 3 || (major == 3 && minor < 2)) {
+      out.push_back(finding(facts, "version", "redis_version " + facts.version, "unsafe",
+                            "rlock's scripts read TIME before writing, which needs Redis 3.2 or later"));
+    } else if (major < 7) {
+      out.push_back(
+          finding(facts, "version", "redis_version " + facts.version, "ok",
+                  "every rlock feature works; a Redis 7+ Cluster adds sharded pub/sub for waiters"));
+    } else {
+      out.push_back(
+          finding(facts, "version", "redis_version " + facts.version, "ok", "every rlock feature works"));
+    }
+  }
+
+  // Eviction.
+  if (!facts.maxmemory_policy) {
+    out.push_back(cannot_check(facts, "eviction", "maxmemory-policy", "maxmemory-policy", facts.config_error,
+                               "CONFIG GET"));
+  } else if (*facts.maxmemory_policy == "noeviction") {
+    out.push_back(finding(facts, "eviction", "maxmemory-policy noeviction", "ok",
+                          "keys are never evicted: a full server refuses new locks (OOM) instead"));
+  } else {
+    const bool all_keys = facts.maxmemory_policy->starts_with("allkeys");
+    out.push_back(
+        finding(facts, "eviction", "maxmemory-policy " + *facts.maxmemory_policy, "unsafe",
+                fmt::format("under memory pressure Redis evicts {}: an evicted lock is free while its "
+                            "holder still runs; use noeviction",
+                            all_keys ? "any key, locks too" : "keys with a TTL, and every lock has one")));
+  }
+
+  // Persistence.
+  if (!facts.save || !facts.appendonly) {
+    out.push_back(cannot_check(facts, "persistence", "save, appendonly", "persistence", facts.config_error,
+                               "CONFIG GET"));
+  } else if (*facts.appendonly == "yes") {
+    out.push_back(finding(facts, "persistence", "appendonly yes", "ok",
+                          "locks survive a restart (up to appendfsync's last second)"));
+  } else if (facts.save->empty()) {
+    out.push_back(finding(facts, "persistence", "save \"\", appendonly no", "unsafe",
+                          "no persistence: a restart drops every lock while its holders still run"));
+  } else {
+    out.push_back(
+        finding(facts, "persistence", fmt::format("save \"{}\", appendonly no", *facts.save), "warning",
+                "snapshots only: a restart drops the locks taken since the last snapshot; appendonly "
+                "yes keeps them"));
+  }
+
+  // Replication.
+  if (facts.connected_replicas && *facts.connected_replicas > 0) {
+    if (!facts.min_replicas_to_write) {
+      out.push_back(
+          finding(facts, "replication", fmt::format("{} replicas", *facts.connected_replicas), "warning",
+                  fmt::format("cannot check min-replicas-to-write: {}",
+                              facts.config_error.empty() ? "CONFIG GET says nothing" : facts.config_error)));
+    } else if (*facts.min_replicas_to_write == 0) {
+      out.push_back(
+          finding(facts, "replication",
+                  fmt::format("{} replicas, min-replicas-to-write 0", *facts.connected_replicas), "warning",
+                  "replication is asynchronous: a failover can promote a replica that never got a lock; set "
+                  "min-replicas-to-write or use --sync-replicas"));
+    } else {
+      out.push_back(finding(facts, "replication",
+                            fmt::format("{} replicas, min-replicas-to-write {}", *facts.connected_replicas,
+                                        *facts.min_replicas_to_write),
+                            "ok", "writes are refused unless enough replicas are connected"));
+    }
+  } else if (facts.connected_replicas) {
+    out.push_back(finding(facts, "replication", "no replicas", "ok", "nothing to fail over to"));
+  } else {
+    out.push_back(
+        cannot_check(facts, "replication", "connected_slaves", "replicas", facts.info_error, "INFO"));
+  }
+
+  // Clock.
+  if (!facts.clock_offset_ms) {
+    out.push_back(cannot_check(facts, "clock", "TIME", "the server's clock", facts.time_error, "TIME"));
+  } else {
+    long long offset = *facts.clock_offset_ms;
+    bool far = offset > k_clock_warning_ms || offset < -k_clock_warning_ms;
+    out.push_back(finding(facts, "clock", fmt::format("server clock {:+}ms from this host's", offset),
+                          far ? "warning" : "ok",
+                          far ? "records and times shown are the server's; a server clock that jumps expires "
+                                "leases early (Redis expires keys by wall clock)"
+                              : "within 2s of this host's"));
+  }
+  return out;
+}
+
+} // namespace rlock::lock

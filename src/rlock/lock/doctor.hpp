@@ -1,0 +1,48 @@
+#pragma once
+
+#include <rlock/redis/client.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rlock::lock {
+
+// What `rlock doctor` learnt about one server (a primary, or a Redlock master).
+// Each fact is empty when it could not be read; the matching *_error says why.
+// Texts read from the server are made printable (core/text.hpp) as they are read.
+struct ServerFacts {
+  std::string server;      // for messages: host:port, never a password
+  std::string unreachable; // non-empty: nothing could be asked (the error)
+  std::string topology; // "standalone", "cluster (N primaries)", "sentinel (primary NAME)", "redlock master"
+  std::string version;  // INFO server: redis_version
+  std::string info_error;
+  std::optional<std::string> maxmemory_policy, save, appendonly;
+  std::optional<long long> min_replicas_to_write;
+  std::string config_error; // why CONFIG GET failed, e.g. "no permission (NOPERM ...)"
+  std::string role;         // INFO replication: "master" / "slave"
+  std::optional<long long> connected_replicas;
+  std::optional<long long> clock_offset_ms; // server TIME minus this host's clock
+  std::string time_error;
+};
+
+// One finding: the setting that was read, a verdict and why it matters.
+struct Finding {
+  std::string server;
+  std::string check; // "eviction", "persistence", "replication", "version", "clock", "topology", "reachable"
+  std::string setting; // "maxmemory-policy allkeys-lru", ...
+  std::string verdict; // "ok", "warning" or "unsafe"
+  std::string why;
+};
+
+// The findings about one server, from its facts (pure). Unknown facts give a
+// "warning" finding "cannot check ...: <why>"; "unsafe" only for what was read.
+std::vector<Finding> judge_server(const ServerFacts& facts);
+
+// Reads the facts of one server through `client` (`node`: one of its
+// primaries). CONFIG, INFO and TIME are asked separately, so a user without
+// CONFIG permission still gets the rest. Throws RedisError only when the server
+// cannot be reached at all.
+ServerFacts survey(redis::Client& client, const redis::Endpoint& node, const std::string& topology);
+
+} // namespace rlock::lock

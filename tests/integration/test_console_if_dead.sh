@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# force-unlock --if-dead: the holder record names the holder's boot and process
+# start time; a lock whose recorded process is gone (or is another process now)
+# is removed, a live holder, another host or boot, a record-less or unreadable
+# record is refused with exit 1 and the reason; the removal is conditional.
+. "$(dirname "$0")/lib.sh"
+start_redis
+
+HOST=$(python3 -c 'import socket; print(socket.gethostname())')
+BOOT=$(cat /proc/sys/kernel/random/boot_id)
+ticks_of() { sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f20; } # field 22
+# put_lock NAME RECORD: an rlock-shaped hold by owner 'tok' with that record.
+put_lock() {
+  rcli DEL "$1" >/dev/null
+  rcli HSET "$1" tok 1 rlock:meta "$2" >/dev/null
+  rcli PEXPIRE "$1" 60000 >/dev/null
+}
+
+# --- the record carries boot id and start time (acquire: of the calling process)
+bash -c '"$1" acquire gone --ttl 60s >/dev/null; true' _ "$RLOCK"
+r status gone --json
+check "acquire records boot_id and start_ticks" python3 -c '
+import json,sys; h=json.loads(sys.argv[1])["locks"][0]["holder"]
+assert h["boot_id"]==sys.argv[2] and isinstance(h["start_ticks"],int) and h["start_ticks"]>0, h' "$OUT" "$BOOT"
+dead_pid=$(jget "$OUT" locks.0.holder.pid)
+check "the recorded parent (bash -c) has exited" dead "$dead_pid"
+r force-unlock --if-dead gone
+expect_rc 0 "--if-dead removes a lock whose recorded holder exited"
+check "it says why" grep -q "removed \"gone\": pid $dead_pid is gone" <<<"$ERR"
+check "the lock is gone" key_gone gone
+
+# --- a live holder: run's supervisor
+"$RLOCK" run live --ttl 10s -- sleep 30 &
+run_pid=$!
+_pids+=("$run_pid")
+wait_until 5 key_there live
+r status live --json
+sup=$(jget "$OUT" locks.0.holder.pid)
+check "run records its supervisor (a child of the rlock started here)" test "$(sed 's/.*) //' /proc/"$sup"/stat | cut -d' ' -f2)" = "$run_pid"
+check "run records the supervisor's start time" test "$(jget "$OUT" locks.0.holder.start_ticks)" = "$(ticks_of "$sup")"
+r force-unlock --if-dead live
+expect_rc 1 "--if-dead refuses a live holder"
+check "says: alive, pid, command, since" grep -q "not removed: alive: pid $sup (sleep 30) still runs, holding it since 20" <<<"$ERR"
+check "one error line" one_err_line
+check "the live lock stays" key_there live
+r force-unlock --if-dead live --json
+expect_rc 1 "--if-dead --json on a live holder"
+check "--json: removed false, a reason, the lock as it was" python3 -c '
+import json,sys; d=json.loads(sys.argv[1])
+assert d["removed"] is False and d["reason"].startswith("alive: pid") and d["was"]["name"]=="live", d' "$OUT"
+kill "$run_pid"; wait "$run_pid" 2>/dev/null
+
+# --- pid reuse: the recorded pid runs, but it is another process (start time differs)
+put_lock reused "{\"host\":\"$HOST\",\"boot_id\":\"$BOOT\",\"pid\":$$,\"start_ticks\":$(( $(ticks_of $$) + 1 )),\"command\":\"x\"}"
+r force-unlock --if-dead reused
+expect_rc 0 "--if-dead removes a lock whose pid now belongs to another process"
+check "says the pid is another process now" grep -q "pid $$ is another process now" <<<"$ERR"
+check "reused is gone" key_gone reused
+# ... and the same pid with its true start time is alive
+# refused NAME WHY WHAT: --if-dead NAME exits 1, its message holds WHY, the lock stays.
+refused() {
+  r force-unlock --if-dead "$1"
+  expect_rc 1 "--if-dead refuses $3"
+  check "$1: says '$2'" grep -qF "$2" <<<"$ERR"
+  check "$1: one error line" one_err_line
+  check "$1 stays" key_there "$1"
+}
+put_lock same "{\"host\":\"$HOST\",\"boot_id\":\"$BOOT\",\"pid\":$$,\"start_ticks\":$(ticks_of $$),\"command\":\"x\"}"
+refused same "alive: pid $$ (x) still runs" "a record whose pid and start time match a running process"
+# an older record without a start time: a running pid is no proof
+put_lock nostart "{\"host\":\"$HOST\",\"pid\":$$}"
+refused nostart "no start time" "a running pid when no start time is recorded"
+
+# --- another host, another boot, no record, unreadable record, a foreign key
+put_lock elsewhere "{\"host\":\"elsewhere.example\",\"pid\":$dead_pid,\"start_ticks\":1}"
+refused elsewhere "another host (elsewhere.example)" "a holder on another host"
+put_lock reboot "{\"host\":\"$HOST\",\"boot_id\":\"00000000-old-boot\",\"pid\":$dead_pid,\"start_ticks\":1}"
+refused reboot "another boot" "a record of another boot"
+rcli HSET redisson 8743c9c0-0795-4907-87fd-6c719a6b4586:1 1 >/dev/null
+rcli PEXPIRE redisson 60000 >/dev/null
+refused redisson "no holder record" "a lock without a record (Redisson's)"
+put_lock garbled '{"host": 12, "pid": "x"'
+refused garbled "unreadable holder record" "an unreadable record"
+rcli SET foreign tok PX 60000 >/dev/null
+refused foreign "not a lock hash (a string key)" "a foreign string key"
+r force-unlock --if-dead nothing
+expect_rc 1 "--if-dead on a free lock"
+check "says nothing to remove" grep -q 'nothing to remove' <<<"$ERR"
+r force-unlock --if-dead nothing --json
+expect_rc 1 "--if-dead --json on a free lock"
+check "--json: removed false, the reason" python3 -c '
+import json,sys; d=json.loads(sys.argv[1]); assert d["removed"] is False and d["reason"].startswith("nothing to remove"), d' "$OUT"
+
+# --- the removal is conditional: the script removes only the hold that was judged
+put_lock cond "{\"host\":\"$HOST\",\"pid\":$dead_pid}"
+cond() { redis-cli -p "$REDIS_PORT" --eval "$RLOCK_LUA/force_unlock.lua" cond "redisson_lock__channel:{cond}" "latch:{cond}:$1" , PUBLISH 10000 1 "$2" "$3"; }
+check "another record: {2}, nothing changed" test "$(cond a tok '{"host":"other"}' | head -1)" = 2
+check "another owner: {2}, nothing changed" test "$(cond b other "{\"host\":\"$HOST\",\"pid\":$dead_pid}" | head -1)" = 2
+check "cond is still there" key_there cond
+check "the same owner and record: removed" test "$(cond c tok "{\"host\":\"$HOST\",\"pid\":$dead_pid}" | head -1)" = 1
+check "cond is gone" key_gone cond
+
+# --- plain force-unlock is unchanged: it removes a live holder's lock
+put_lock plain "{\"host\":\"$HOST\",\"boot_id\":\"$BOOT\",\"pid\":$$,\"start_ticks\":$(ticks_of $$)}"
+r force-unlock plain
+expect_rc 0 "plain force-unlock removes a live holder's lock"
+check "plain is gone" key_gone plain
+
+# --- a Redlock has no single record
+r force-unlock --if-dead -u "$RLOCK_URL" -u "$RLOCK_URL/1" -u "$RLOCK_URL/2" x
+expect_rc 64 "--if-dead with several URLs is a usage error"
+
+finish

@@ -1,0 +1,117 @@
+#include <rlock/lock/doctor.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+using rlock::lock::Finding;
+using rlock::lock::judge_server;
+using rlock::lock::ServerFacts;
+
+namespace {
+
+// A well-kept standalone server.
+ServerFacts healthy() {
+  ServerFacts facts;
+  facts.server = "redis://127.0.0.1:6379";
+  facts.topology = "standalone";
+  facts.version = "7.0.15";
+  facts.maxmemory_policy = "noeviction";
+  facts.save = "3600 1";
+  facts.appendonly = "yes";
+  facts.min_replicas_to_write = 0;
+  facts.role = "master";
+  facts.connected_replicas = 0;
+  facts.clock_offset_ms = 3;
+  return facts;
+}
+
+const Finding& about(const std::vector<Finding>& findings, const std::string& check) {
+  auto it =
+      std::find_if(findings.begin(), findings.end(), [&](const Finding& f) { return f.check == check; });
+  REQUIRE(it != findings.end());
+  return *it;
+}
+
+bool any_unsafe(const std::vector<Finding>& findings) {
+  return std::any_of(findings.begin(), findings.end(),
+                     [](const Finding& f) { return f.verdict == "unsafe"; });
+}
+
+} // namespace
+
+TEST_CASE("doctor: appendonly yes and noeviction pass") {
+  auto findings = judge_server(healthy());
+  CHECK_FALSE(any_unsafe(findings));
+  CHECK(about(findings, "eviction").verdict == "ok");
+  CHECK(about(findings, "persistence").setting == "appendonly yes");
+  CHECK(about(findings, "clock").verdict == "ok");
+}
+
+TEST_CASE("doctor: an eviction policy that can evict locks is unsafe") {
+  for (const char* policy : {"allkeys-lru", "volatile-ttl", "volatile-lru", "allkeys-random"}) {
+    auto facts = healthy();
+    facts.maxmemory_policy = policy;
+    auto findings = judge_server(facts);
+    const auto& f = about(findings, "eviction");
+    CHECK(f.verdict == "unsafe");
+    CHECK(f.setting == std::string("maxmemory-policy ") + policy);
+  }
+}
+
+TEST_CASE("doctor: no persistence is unsafe, snapshots only a warning") {
+  auto facts = healthy();
+  facts.save = "";
+  facts.appendonly = "no";
+  CHECK(about(judge_server(facts), "persistence").verdict == "unsafe");
+  facts.save = "3600 1";
+  CHECK(about(judge_server(facts), "persistence").verdict == "warning");
+}
+
+TEST_CASE("doctor: replicas without min-replicas-to-write, a far clock: warnings") {
+  auto facts = healthy();
+  facts.connected_replicas = 2;
+  CHECK(about(judge_server(facts), "replication").verdict == "warning");
+  facts.min_replicas_to_write = 1;
+  CHECK(about(judge_server(facts), "replication").verdict == "ok");
+  facts.clock_offset_ms = -5000;
+  auto findings = judge_server(facts);
+  const auto& clock = about(findings, "clock");
+  CHECK(clock.verdict == "warning");
+  CHECK(clock.setting == "server clock -5000ms from this host's");
+}
+
+TEST_CASE("doctor: what cannot be read is a warning that says why, never unsafe") {
+  auto facts = healthy(); // as the lock-only ACL user sees it: no CONFIG, INFO nor TIME
+  facts.version.clear();
+  facts.maxmemory_policy.reset();
+  facts.save.reset();
+  facts.appendonly.reset();
+  facts.min_replicas_to_write.reset();
+  facts.connected_replicas.reset();
+  facts.clock_offset_ms.reset();
+  facts.info_error = "no permission (NOPERM info)";
+  facts.config_error = "no permission (NOPERM this user has no permissions to run the 'config|get' command)";
+  facts.time_error = "no permission (NOPERM time)";
+  auto findings = judge_server(facts);
+  CHECK_FALSE(any_unsafe(findings));
+  CHECK(about(findings, "eviction").why.starts_with("cannot check maxmemory-policy: no permission"));
+  CHECK(about(findings, "persistence").why.starts_with("cannot check persistence: no permission"));
+  CHECK(about(findings, "clock").verdict == "warning");
+  CHECK(about(findings, "replication").why == "cannot check replicas: no permission (NOPERM info)");
+  CHECK(about(findings, "version").verdict == "warning");
+}
+
+TEST_CASE("doctor: an old server or an unreachable Redlock master is unsafe") {
+  auto facts = healthy();
+  facts.version = "3.0.7";
+  CHECK(about(judge_server(facts), "version").verdict == "unsafe");
+  facts.version = "3.2.0";
+  CHECK(about(judge_server(facts), "version").verdict == "ok");
+  ServerFacts down;
+  down.server = "redis://h:1";
+  down.unreachable = "cannot connect: Connection refused";
+  auto findings = judge_server(down);
+  REQUIRE(findings.size() == 1);
+  CHECK(findings.front().verdict == "unsafe");
+}
