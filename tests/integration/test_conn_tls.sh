@@ -205,40 +205,8 @@ expect_rc 69 "rediss:// to a plain redis-server"
 check "plain server: within the connect timeout (${D}ms < 1500)" test "$D" -lt 1500
 check "plain server: one error line" one_err_line
 
-HOSTILE="$(cd "$(dirname "$0")" && pwd)/hostile_server.py"
-# A capped reply stays well under 200 MB; a sanitizer build (./dev's sanitizer
-# runs) keeps freed memory in quarantine and needs more whatever the transport.
-RSS_LIMIT_KB=204800
-grep -qaE "__asan_init|__tsan_init" "$RLOCK" && RSS_LIMIT_KB=716800
-# hr MODE ARGS...: as in test_conn_hostile.sh, with the server speaking TLS when
-# HOSTILE_TLS_CERT is set, rlock given rediss:// and the test CA.
-hr() {
-  local mode=$1 f="$TEST_TMP/hostile.port" t0 hpid
-  shift
-  rm -f "$f"
-  python3 "$HOSTILE" "$mode" "$f" 15 &
-  hpid=$!
-  _pids+=("$hpid")
-  wait_until 5 has_file "$f" || { echo "FAIL: hostile server ($mode) did not start"; exit 1; }
-  t0=$(ms)
-  timeout -s KILL 60 /usr/bin/time -o "$TEST_TMP/rss" -f %M \
-    "$RLOCK" -u "rediss://127.0.0.1:$(cat "$f")" "${CA[@]}" "$@" >"$TEST_TMP/out" 2>"$TEST_TMP/err"
-  RC=$?
-  D=$(($(ms) - t0))
-  kill -9 "$hpid" 2>/dev/null
-  wait "$hpid" 2>/dev/null
-  RSS=$(tail -1 "$TEST_TMP/rss" 2>/dev/null)
-  [[ $RSS =~ ^[0-9]+$ ]] || RSS=999999999
-  OUT=$(cat "$TEST_TMP/out")
-  ERR=$(cat "$TEST_TMP/err")
-}
-clean() {
-  echo "  $3: rc $RC after ${D}ms, peak RSS ${RSS} KB: ${ERR:0:200}"
-  expect_rc "$1" "$3"
-  check "$3: one error line 'rlock: ...'" one_err_line
-  check "$3: done within ${2}ms (${D}ms)" test "$D" -lt "$2"
-  check "$3: peak memory under $((RSS_LIMIT_KB / 1024)) MB (${RSS} KB)" test "$RSS" -lt "$RSS_LIMIT_KB"
-}
+HOSTILE_URL_SCHEME=rediss HOSTILE_RLOCK_ARGS=("${CA[@]}")
+. "$(dirname "$0")/hostile_helpers.sh"
 # A server that accepts and reads the ClientHello but never answers it.
 hr silent --connect-timeout 1s --io-timeout 5s acquire H
 clean 69 2000 "a handshake that stalls, --connect-timeout 1s"
