@@ -60,7 +60,7 @@ _rlock() {
       return
       ;;
     --ttl | -w | --wait | --kill-after | --hold-min | --max-hold | --connect-timeout | \
-      --io-timeout)
+      --io-timeout | --watch)
       COMPREPLY=($(compgen -W "500ms 2s 10s 30s 1m 5m 30m 1h" -- "$cur"))
       return
       ;;
@@ -83,7 +83,7 @@ _rlock() {
     acquire) opts="--ttl -w --wait -n --no-wait --owner $modes --json -h --help" ;;
     release) opts="--owner --all $modes --json -h --help" ;;
     renew) opts="--owner --ttl $modes --json -h --help" ;;
-    status) opts="--match --json -h --help" ;;
+    status) opts="--match --watch --json -h --help" ;;
     force-unlock) opts="--if-dead --json -h --help" ;;
     doctor) opts="--json -h --help" ;;
     run) opts="--ttl -w --wait -n --no-wait $modes --on-lost --kill-after --hold-min --max-hold --wait-descendants -h --help --" ;;

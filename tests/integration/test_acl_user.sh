@@ -47,7 +47,7 @@ ra status lock:a
 expect_rc 0 "status NAME"
 ra status
 expect_rc 0 "status (SCAN)"
-check "status lists lock:a" grep -q '^lock:a:' <<<"$OUT"
+check "status lists lock:a" grep -q '^lock:a ' <<<"$OUT"
 ra status --match 'lock:*' --json
 expect_rc 0 "status --match --json"
 ra release lock:a --owner "$TOK"

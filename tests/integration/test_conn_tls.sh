@@ -249,7 +249,7 @@ done
 check "rediss:// Cluster: a lock on each of the 3 primaries (${names[*]}: $ok)" test "$ok" = 3
 r "${CA[@]}" status
 expect_rc 0 "rediss:// Cluster: status scans every primary"
-check "status lists the 3 locks" test "$(grep -c 'held by c' <<<"$OUT")" = 3
+check "status lists the 3 locks" test "$(grep -cE '^[^ ]+ +rlock ' <<<"$OUT")" = 3
 RLOCK_OWNER=c r "${CA[@]}" run "${names[0]}" -- true
 expect_rc 0 "rediss:// Cluster: run (re-entry)"
 for n in "${names[@]}"; do r "${CA[@]}" release "$n" --owner c; done

@@ -32,10 +32,17 @@ import json,sys; d=json.loads(sys.argv[1]); k={l["name"]:l["kind"] for l in d["l
 assert k=={"k:string":"foreign","k:free":None}, k' "$OUT"
 r status --match 'k:*'
 echo "$OUT" | sed 's/^/  | /'
-check "text: the Redisson lock says it has no rlock record" grep -q "^k:redisson: held by .*, no rlock record (a Redisson client's)$" <<<"$OUT"
-check "text: fair, read-write and semaphore say so" bash -c 'grep -q "^k:fair: fair lock held" <<<"$1" && grep -q "^k:read: read-write lock held for reading" <<<"$1" && grep -q "^k:write: read-write lock held for writing" <<<"$1" && grep -q "^k:sem: semaphore, 1 permit held" <<<"$1"' _ "$OUT"
+check "text: a table with every column" grep -qE '^NAME +KIND +N +HELD +TTL +RENEWED +W +FENCE +HOLDER$' <<<"$OUT"
+check "text: every line fits 80 columns" python3 -c '
+import sys; w=[len(l) for l in sys.argv[1].splitlines()]; assert max(w) <= 80, w' "$OUT"
+check "text: each kind in its row" bash -c 'for k in rlock:rlock redisson:redisson fair:fair read:read write:write sem:permit; do grep -qE "^k:${k%%:*} +${k#*:} " <<<"$1" || { echo "no row k:${k%%:*} ${k#*:}"; exit 1; }; done' _ "$OUT"
+check "text: the Redisson lock shows its owner token, the rlock lock host:pid and command" bash -c 'grep -qE "^k:redisson .* 8743c9c0-0795-4907-" <<<"$1" && grep -qE "^k:rlock .* $(hostname):[0-9]+ " <<<"$1"' _ "$OUT"
+check "text: the fair waiter is listed under the table" grep -qE '^k:fair: 1 waiting, in order: 1\. ' <<<"$OUT"
+check "text: the semaphore's free permits" grep -qx 'k:sem: 1 permit free' <<<"$OUT"
+check "text: no colour off a terminal" bash -c '! grep -q $(printf "\x1b") <<<"$1"' _ "$OUT"
 r status k:string
-check "text: a foreign string" grep -q '^k:string: held by a foreign string key' <<<"$OUT"
+check "text: a foreign string" grep -qE '^k:string +foreign ' <<<"$OUT"
+check "text: and its details under the table" grep -q '^k:string: held by a foreign string key' <<<"$OUT"
 r status --match 'k:r*' --json
 check "--match narrows the list" python3 -c '
 import json,sys; n=sorted(l["name"] for l in json.loads(sys.argv[1])["locks"]); assert n==["k:read","k:redisson","k:rlock"], n' "$OUT"
@@ -60,7 +67,7 @@ r status --match 'bulk:*'
 text_elapsed=$(( $(now_ms) - start ))
 lines=$(wc -l <"$TEST_TMP/out")
 OUT="(10 000 lines)"
-check "10 000 lines of text (got $lines)" test "$lines" = 10000
+check "10 000 rows of text and a header (got $lines)" test "$lines" = 10001
 echo "measurement: status --json of 10000 locks took ${elapsed}ms; text ${text_elapsed}ms"
 
 finish

@@ -27,7 +27,8 @@ for n in "${names[@]}"; do
   expect_rc 1 "$label: wrong-owner release"
   check "$label: release error stays one line" one_err_line
   r status "$n"
-  check "$label: status text stays one line" test "$(printf '%s\n' "$OUT" | wc -l)" -eq 1
+  # the table (header, the row), a blank line, then the lock's details
+  check "$label: status text stays a row and a line" test "$(printf '%s\n' "$OUT" | wc -l)" -eq 4
   r release "$n" --owner "o$i"
   expect_rc 0 "release $label"
   check "$label: key gone" test "$(rcli EXISTS "$n")" = 0

@@ -56,10 +56,10 @@ rcli SET 'job:str' tok PX 60000 >/dev/null
 r acquire 'job:1' --owner j1
 r acquire 'other:1' --owner x1
 
-r status
+COLUMNS=300 r status
 expect_rc 0 "status without names"
 echo "$OUT" | sed 's/^/  | /'
-check "status lists A" grep -q '^A\b\|"A"\|^A:' <<<"$OUT"
+check "status lists A" grep -q '^A ' <<<"$OUT"
 check "status lists the Redisson-made lock" grep -q 'job:redisson' <<<"$OUT"
 check "status shows the Redisson owner" grep -qF "$REDISSON_OWNER" <<<"$OUT"
 check "status does not list user:1 (HSET user:1 name bob)" bash -c '! grep -q "user:1" <<<"$1"' _ "$OUT"

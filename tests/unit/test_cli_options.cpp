@@ -213,3 +213,22 @@ TEST_CASE("at most 64 names at once; the help says NAME...") {
   CHECK(parse(args).names.size() == 64);
   CHECK(rlock::cli::help_text("run").find("NAME...") != std::string::npos);
 }
+
+TEST_CASE("status --watch [DUR]: the interval, 2s without one; a word after it is a lock name") {
+  g_env.clear();
+  CHECK_FALSE(parse({"status"}).watch);
+  CHECK(parse({"status", "--watch"}).watch == rlock::Millis(2000));
+  auto inv = parse({"status", "--watch", "500ms", "a"});
+  CHECK(inv.watch == rlock::Millis(500));
+  CHECK(inv.names == std::vector<std::string>{"a"});
+  inv = parse({"status", "--watch", "deploy", "b"});
+  CHECK(inv.watch == rlock::Millis(2000));
+  CHECK(inv.names == std::vector<std::string>{"deploy", "b"});
+  inv = parse({"status", "a", "--watch"});
+  CHECK(inv.names == std::vector<std::string>{"a"});
+  CHECK(parse({"status", "--watch=1m", "--match", "x*"}).watch == rlock::Millis(60'000));
+  usage_error({"status", "--watch", "50ms"}); // too short
+  usage_error({"status", "--watch", "5x"});   // a mistyped duration
+  usage_error({"status", "--watch=0"});
+  usage_error({"acquire", "A", "--watch"});
+}

@@ -1,6 +1,8 @@
 #include <rlock/cli/commands.hpp>
 #include <rlock/cli/render.hpp>
 #include <rlock/cli/secrets.hpp>
+#include <rlock/cli/table.hpp>
+#include <rlock/cli/terminal.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/core/proc.hpp>
 #include <rlock/core/signals.hpp>
@@ -22,6 +24,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -320,23 +323,66 @@ int cmd_renew(Context& ctx) {
 // (new fields keep it).
 constexpr int k_status_schema = 1;
 
-int cmd_status(Context& ctx) {
+// The locks `status` shows: the named ones, or every one matching --match.
+std::vector<lock::LockState> status_states(Context& ctx) {
   const auto& inv = ctx.inv;
-  auto states = inv.names.empty() ? ctx.store->find_locks( inv.match.empty() ? "*" : inv.match)
-                                  : ctx.store->inspect(inv.names);
-  bool all_held = true;
+  return inv.names.empty() ? ctx.store->find_locks(inv.match.empty() ? "*" : inv.match)
+                           : ctx.store->inspect(inv.names);
+}
+
+std::string status_json_text(const std::vector<lock::LockState>& states) {
   nlohmann::json locks = nlohmann::json::array();
   for (const auto& state : states) {
-    all_held = all_held && state.held();
-    if (inv.global.json) {
-      locks.push_back(status_json(state));
-    } else {
-      fmt::print("{}\n", status_line(state));
+    locks.push_back(status_json(state));
+  }
+  nlohmann::json doc = {{"schema", k_status_schema}, {"locks", locks}};
+  return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+// status --watch: a frame per interval; a server that cannot be reached is
+// said in the frame and asked again at the next one.
+int watch_status(Context& ctx) {
+  const auto& inv = ctx.inv;
+  const bool redraw = !inv.global.json && isatty(STDOUT_FILENO);
+  std::string what = !inv.names.empty() ? " " + comma_list(inv.names, " ", [](const std::string& n) { return printable(n); })
+                     : !inv.match.empty() ? " --match " + printable(inv.match)
+                                          : std::string();
+  return watch(*inv.watch, redraw, [&](const TableStyle& style) -> std::string {
+    std::string body;
+    try {
+      auto states = status_states(ctx);
+      if (inv.global.json) {
+        return status_json_text(states);
+      }
+      body = states.empty() ? "(no locks)\n" : status_table(states, style, !inv.names.empty());
+    } catch (const Error& e) {
+      if (e.exit_code() != ExitCode::unavailable) {
+        throw;
+      }
+      if (inv.global.json) {
+        log::error("{}: {}", ctx.label, e.what());
+        return "";
+      }
+      body = fmt::format("rlock: {}: {} (trying again every {})\n", ctx.label, e.what(), format_duration(*inv.watch));
     }
+    std::string title = fmt::format("every {}: rlock status{} on {}    {}", format_duration(*inv.watch), what,
+                                    ctx.store->describe(), utc_time(std::chrono::duration_cast<Millis>(std::chrono::system_clock::now().time_since_epoch()).count()));
+    return fit(title, style.width) + "\n\n" + body + (redraw ? "" : "\n");
+  });
+}
+
+int cmd_status(Context& ctx) {
+  const auto& inv = ctx.inv;
+  if (inv.watch) {
+    return watch_status(ctx);
   }
+  auto states = status_states(ctx);
   if (inv.global.json) {
-    print_json({{"schema", k_status_schema}, {"locks", locks}});
+    fmt::print("{}", status_json_text(states));
+  } else {
+    fmt::print("{}", status_table(states, stdout_style(), !inv.names.empty()));
   }
+  bool all_held = std::all_of(states.begin(), states.end(), [](const auto& state) { return state.held(); });
   return inv.names.empty() || all_held ? 0 : static_cast<int>(ExitCode::not_held);
 }
 

@@ -4,6 +4,7 @@
 #include <rlock/lock/names.hpp>
 #include <rlock/redis/url.hpp>
 
+#include <cctype>
 #include <charconv>
 
 #include <CLI/CLI.hpp>
@@ -38,6 +39,7 @@ struct Raw {
   bool all = false;
   bool if_dead = false;
   std::string match;
+  std::string watch; // "" unless --watch was given ("2s" when given without DUR)
   std::string on_lost = "term";
   std::string kill_after = "10s";
   std::string hold_min;
@@ -53,6 +55,10 @@ struct Raw {
 constexpr int k_max_names = 64;
 // --limit N: at most this many permits.
 constexpr long long k_max_limit = 10'000;
+
+// status --watch without DUR, and the shortest DUR it takes.
+constexpr std::string_view k_default_watch = "2s";
+constexpr Millis k_min_watch{100};
 
 // The shortest lease `run` accepts: renewals every TTL/3 must fit round trips
 // and scheduling delays with room to spare.
@@ -181,6 +187,11 @@ std::unique_ptr<App> make_app() {
   status->add_option("NAME", raw.names, "Locks to show (default: every lock found)");
   status->add_option("--match", raw.match, "Glob pattern of lock names to list (SCAN MATCH)")
       ->type_name("PATTERN");
+  status->add_option("--watch", raw.watch,
+                     "Redraw every DUR (default 2s) until Ctrl-C; off a terminal, one snapshot per DUR")
+      ->expected(0, 1)
+      ->default_str(std::string(k_default_watch))
+      ->option_text("[DUR]");
 
   auto* force = a->subs["force-unlock"];
   force->add_option("NAME", raw.names, "Lock name")->required()->expected(1);
@@ -281,6 +292,26 @@ lock::ModeSpec parse_mode(const Raw& raw) {
     mode.limit = value;
   }
   return mode;
+}
+
+// status --watch [DUR]: the interval. A value that is no duration is the first
+// lock name (`status --watch deploy`: CLI11 gave it to --watch).
+Millis watch_interval(const std::string& value, std::vector<std::string>& names) {
+  Millis interval{};
+  try {
+    interval = parse_duration(value, "--watch");
+  } catch (const UsageError&) {
+    if (value.front() == '-' || std::isdigit(static_cast<unsigned char>(value.front()))) {
+      throw; // a mistyped duration, not a name
+    }
+    names.insert(names.begin(), value);
+    interval = parse_duration(k_default_watch, "--watch");
+  }
+  if (interval < k_min_watch) {
+    throw UsageError(fmt::format("--watch: {} is too short a redraw interval (at least {})", format_duration(interval),
+                                 format_duration(k_min_watch)));
+  }
+  return interval;
 }
 
 // An environment variable's value, or "" when unset.
@@ -386,6 +417,9 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   g.sync_replicas = parse_sync_replicas(raw.sync_replicas);
 
   inv.names = raw.names;
+  if (!raw.watch.empty()) {
+    inv.watch = watch_interval(raw.watch, inv.names);
+  }
   for (const auto& name : inv.names) {
     lock::keys_for(name); // throws a usage error for a bad name
   }

@@ -40,6 +40,7 @@ struct Invocation {
   bool all = false;                    // release --all
   bool if_dead = false;                // force-unlock --if-dead
   std::string match;                   // status --match
+  std::optional<Millis> watch;         // status --watch: redraw interval
   run::OnLost on_lost = run::OnLost::term; // run
   Millis kill_after{10'000};           // run
   std::optional<Millis> hold_min;      // run

@@ -117,19 +117,30 @@ int holders_of(const lock::LockState& state) {
 
 } // namespace
 
-std::string status_line(const lock::LockState& state) {
-  if (state.nodes.empty()) {
-    return single_status_line(state);
-  }
-  std::string out = single_status_line(state);
-  out += fmt::format(" [{} on {} of {} masters]", state.held() ? "held" : "not held by a majority", holders_of(state),
+std::string masters_summary(const lock::LockState& state) {
+  return fmt::format("{} on {} of {} masters", state.held() ? "held" : "not held by a majority", holders_of(state),
                      state.nodes.size());
+}
+
+std::vector<std::string> node_lines(const lock::LockState& state) {
+  std::vector<std::string> lines;
   for (const auto& view : state.nodes) {
     std::string line = view.state ? single_status_line(*view.state) : "unreachable: " + view.error;
     if (view.state) {
       line = line.substr(std::min(line.size(), printable(state.name).size() + 2)); // without "NAME: "
     }
-    out += fmt::format("\n  {}: {}", view.url, line);
+    lines.push_back(fmt::format("  {}: {}", view.url, line));
+  }
+  return lines;
+}
+
+std::string status_line(const lock::LockState& state) {
+  if (state.nodes.empty()) {
+    return single_status_line(state);
+  }
+  std::string out = fmt::format("{} [{}]", single_status_line(state), masters_summary(state));
+  for (const auto& line : node_lines(state)) {
+    out += "\n" + line;
   }
   return out;
 }
@@ -320,6 +331,7 @@ nlohmann::json status_json(const lock::LockState& state) {
       {"fence", state.record ? or_null(state.record->fence) : nlohmann::json(nullptr)},
       {"holder", holder_json(state.record)},
       {"mode", state.mode.empty() ? nlohmann::json(nullptr) : nlohmann::json(state.mode)},
+      {"server_time_ms", or_null(state.server_now_ms)},
   };
   if (!state.holders.empty() || state.mode == "read" || state.mode == "write" || state.mode == "semaphore") {
     nlohmann::json holders = nlohmann::json::array();

@@ -32,6 +32,10 @@ std::string lock_kind(const lock::LockState& state);
 // master with its view).
 std::string status_line(const lock::LockState& state);
 
+// Redlock: "held on 2 of 3 masters", and each master's view ("  URL: ...").
+std::string masters_summary(const lock::LockState& state);
+std::vector<std::string> node_lines(const lock::LockState& state);
+
 // The JSON object of one lock in `status --json` (fields documented in README;
 // Redlock adds "nodes", each master's view).
 nlohmann::json status_json(const lock::LockState& state);

@@ -50,6 +50,9 @@ LockState decode_state(const std::string& name, const redis::Reply& entry) {
   state.type = element(entry, 0).as_string();
   state.ttl = Millis(element(entry, 1).as_integer());
   state.complete = element(entry, 3).as_integer() == 1;
+  if (entry.elements.size() > 7 && entry.elements[7].type == redis::Reply::Type::integer) {
+    state.server_now_ms = entry.elements[7].integer;
+  }
   std::vector<std::pair<std::string, HolderRecord>> reader_records;
   const auto& fields = element(entry, 2);
   for (std::size_t f = 0; f + 1 < fields.elements.size(); f += 2) {
@@ -75,8 +78,8 @@ LockState decode_state(const std::string& name, const redis::Reply& entry) {
       waiter.gives_up_in = Millis(queue.elements[q + 1].integer);
     }
     waiter.record = record_of(queue.elements[q + 2]);
-    if (waiter.record && waiter.record->since_ms && entry.elements.size() > 7) {
-      waiter.waited = Millis(std::max(0LL, element(entry, 7).as_integer() - *waiter.record->since_ms));
+    if (waiter.record && waiter.record->since_ms && state.server_now_ms) {
+      waiter.waited = Millis(std::max(0LL, *state.server_now_ms - *waiter.record->since_ms));
     }
     state.waiters.push_back(std::move(waiter));
   }

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <rlock/lock/lock.hpp>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rlock::cli {
+
+// How `status` draws its table: the width it must fit (the terminal's, else
+// 80) and whether to colour it (a terminal without NO_COLOR; terminal.hpp
+// decides).
+struct TableStyle {
+  std::size_t width = 80;
+  bool colour = false;
+};
+
+// The columns of `status`, one row per holder (a read-write lock's readers and
+// a semaphore's permits each get a row): NAME KIND N HELD TTL RENEWED W FENCE
+// HOLDER. Every row fits style.width: the name and the holder (host:pid
+// command, or the owner token of a lock without rlock's record) are cut with
+// "…" when they must be. Under the table, one line per lock for what has no
+// column: a fair lock's waiters in order, a semaphore's free permits, each
+// Redlock master's view; with `details` (locks asked for by name), instead,
+// everything known about each lock, uncut (status_line). "" when there is no
+// lock to show.
+std::string status_table(const std::vector<lock::LockState>& states, const TableStyle& style, bool details = false);
+
+// How many terminal columns `text` takes: one per UTF-8 code point (what
+// printable() leaves: no control characters).
+std::size_t display_width(std::string_view text);
+
+// `text` cut to at most `width` columns, ending in "…" when it was cut.
+std::string fit(std::string_view text, std::size_t width);
+
+} // namespace rlock::cli
