@@ -187,6 +187,10 @@ struct LockState {
   std::vector<WaiterView> waiters; // fair queue, in order
   std::optional<long long> permits_free; // semaphore: the free permits it counts
   bool complete = true; // false: a hash too big to be a lock; its fields were not read
+  // rlock_done:{NAME}, the last completion of `run --once-per` (nullopt: no
+  // such key; a record with nothing readable: a key that is not one).
+  std::optional<DoneRecord> last_done;
+  long long server_ms = 0;     // the server's clock when this was read (ms since the epoch)
   std::vector<NodeView> nodes; // Redlock: each master's view (the fields above: the majority's)
   bool held() const { return mode == "semaphore" ? !holders.empty() : type != "none"; }
 };
