@@ -45,6 +45,16 @@ check "fail: CMD did not run" test ! -e "$TEST_TMP/fail.ran"
 r -u "$CLOSED" run J -- touch "$TEST_TMP/fail.ran"
 expect_rc 69 "default (fail): exit 69"
 
+# A Redlock that cannot reach a majority (one live master of three): no quorum is 69,
+# and --if-unavailable run runs CMD without the lock.
+CLOSED2="redis://127.0.0.1:$(free_port)"
+r -u "$CLOSED" -u "$CLOSED2" -u "$RLOCK_URL" run RL -- touch "$TEST_TMP/rl.ran"
+check "Redlock without a quorum: 69, CMD not run (rc $RC)" test "$RC" = 69 -a ! -e "$TEST_TMP/rl.ran"
+r -u "$CLOSED" -u "$CLOSED2" -u "$RLOCK_URL" run --if-unavailable run RL -- sh -c 'exit 7'
+expect_rc 7 "Redlock without a quorum, --if-unavailable run: CMD's status"
+check "... with the quorum named in the warning" grep -q 'quorum not reached.*WITHOUT THE LOCK' <<<"$ERR"
+check "the live master's share of the lock was undone" key_gone RL
+
 # Busy is not unavailable: 75 whatever --if-unavailable says.
 r acquire B --ttl 20s
 for choice in run skip; do
