@@ -220,7 +220,7 @@ std::unique_ptr<App> make_app() {
   run->add_option("--if-unavailable", raw.if_unavailable,
                   "When Redis cannot be reached to take the lock: fail (exit 69), skip (run nothing, exit 0) "
                   "or run (CMD without a lock, RLOCK_UNLOCKED=1) (default fail)")
-      ->type_name("fail|skip|run")
+      ->type_name("WHAT")
       ->check(CLI::IsMember({"fail", "skip", "run"}));
   run->footer(
       std::string("Then: -- CMD [ARG...]  the command to run under the lock (searched in PATH),\n"
