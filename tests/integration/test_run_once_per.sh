@@ -107,6 +107,23 @@ expect_rc 0 "CMD removed its own lock and exited 0"
 check "no record written without the lock" key_gone 'rlock_done:{lost}'
 check "a warning says it was not recorded" grep -q 'completion not recorded for --once-per' <<<"$ERR"
 
+# --- the script itself: written by the holder only, the same answer when resent
+done_eval() { redis-cli -p "$REDIS_PORT" --eval "$RLOCK_LUA/once_done.lua" S 'rlock_done:{S}' , "$1" 86400000 h1 42 job 0 v "$2"; }
+r acquire S --owner tok-s --ttl 20s
+first=$(done_eval tok-s op1 | tr '\n' ' ')
+check "the holder records: 1, window start, end, done at ($first)" grep -qE '^1 [0-9]+ [0-9]+ [0-9]+ $' <<<"$first"
+sleep 0.02
+again=$(done_eval tok-s op1 | tr '\n' ' ')
+check "a resend (same op id) answers the same, unchanged ($again)" test "$again" = "$first"
+check "... and left the record as it was" test "$(record_field S op)/$(record_field S host)" = op1/h1
+other=$(done_eval intruder op2 | tr '\n' ' ')
+check "another owner records nothing ($other)" test "$other" = "-2 tok-s "
+check "... the record is unchanged" test "$(record_field S op)" = op1
+r release S --owner tok-s
+gone=$(done_eval tok-s op3 | tr '\n' ' ')
+check "after the release nothing is recorded ($gone)" test "$gone" = "-1 "
+check "... the record is still the holder's" test "$(record_field S op)" = op1
+
 # --- refused combinations: 64, one line
 for args in "--once-per 0" "--once-per -1s" "--once-per soon" "--once-per 1d -s" "--once-per 1d --limit 2"; do
   r run $args X -- true
