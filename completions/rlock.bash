@@ -55,6 +55,14 @@ _rlock() {
       COMPREPLY=($(compgen -W "term kill ignore" -- "$cur"))
       return
       ;;
+    --if-unavailable)
+      COMPREPLY=($(compgen -W "fail skip run" -- "$cur"))
+      return
+      ;;
+    --once-per)
+      COMPREPLY=($(compgen -W "1h 6h 12h 1d 7d" -- "$cur"))
+      return
+      ;;
     -u | --url)
       COMPREPLY=($(compgen -W "redis:// rediss:// redis-sentinel:// rediss-sentinel:// unix://" -- "$cur"))
       return
@@ -86,7 +94,7 @@ _rlock() {
     status) opts="--match --watch --json -h --help" ;;
     force-unlock) opts="--if-dead --json -h --help" ;;
     doctor) opts="--json -h --help" ;;
-    run) opts="--ttl -w --wait -n --no-wait $modes --on-lost --kill-after --hold-min --max-hold --wait-descendants -h --help --" ;;
+    run) opts="--ttl -w --wait -n --no-wait $modes --on-lost --kill-after --hold-min --max-hold --wait-descendants --once-per --if-unavailable -h --help --" ;;
     *) return ;;
   esac
   if [ -z "$sub" ] || [[ $cur == -* ]]; then

@@ -5,18 +5,19 @@
 -- permits and their lease ends).
 --
 -- KEYS    the names of the locks
--- ARGV    6 per lock, its companion keys in this order: the fair queue
+-- ARGV    7 per lock, its companion keys in this order: the fair queue
 --         (redisson_lock_queue:{NAME}), the queue's give-up times
 --         (redisson_lock_timeout:{NAME}), rlock's waiter records
 --         (rlock_waiters:{NAME}), the semaphore's permits ({NAME}:timeout),
---         rlock's permit records (rlock_permits:{NAME}) and the reader lease key
+--         rlock's permit records (rlock_permits:{NAME}), the reader lease key
 --         prefix ({NAME}, or NAME when it has a '{': reader levels are
---         PREFIX:OWNER:rwlock_timeout:N). They share NAME's hash slot; they are
+--         PREFIX:OWNER:rwlock_timeout:N) and the last completion of
+--         `run --once-per` (rlock_done:{NAME}, see once_done.lua). They share NAME's hash slot; they are
 --         passed as ARGV, like the reader keys Redisson's read lock makes on the
 --         fly, so a read of one lock stays a one-key request, which a Cluster
 --         serves even while the slot migrates (ASK), where a request naming a
 --         missing key next to an existing one gets TRYAGAIN.
--- Returns one entry per lock: {type, pttl, fields, complete, queue, readers, permits, now}
+-- Returns one entry per lock: {type, pttl, fields, complete, queue, readers, permits, now, done}
 --   type      'none' (free), 'hash', or another Redis type (a foreign key, or
 --             'string' for a semaphore: see permits)
 --   pttl      the key's PTTL (-1: no expiry, -2: none)
@@ -31,6 +32,8 @@
 --   permits   {} when NAME is no semaphore, else {available, holder, ms left
 --             until its lease end, rlock's record ('' when none), ...}
 --   now       the server's clock (ms since the epoch), for "waiting for" times
+--   done      {} when there is no once-per record, else {raw, pttl}: raw is
+--             '' when the key is not a string or is over 8192 bytes
 --
 -- Replies are capped, because SCAN brings any key here: a hash with more than
 -- 256 fields, a field name over 1024 bytes or more than 64 KiB in all is not a
@@ -50,8 +53,9 @@ end
 
 local out = {}
 for i, name in ipairs(KEYS) do
-  local queue, timeouts, waiters, permits, permit_records, prefix =
-    ARGV[i * 6 - 5], ARGV[i * 6 - 4], ARGV[i * 6 - 3], ARGV[i * 6 - 2], ARGV[i * 6 - 1], ARGV[i * 6]
+  local queue, timeouts, waiters, permits, permit_records, prefix, done =
+    ARGV[i * 7 - 6], ARGV[i * 7 - 5], ARGV[i * 7 - 4], ARGV[i * 7 - 3], ARGV[i * 7 - 2], ARGV[i * 7 - 1],
+    ARGV[i * 7]
   local kind = redis.call('TYPE', name)['ok']
   local fields, complete, counts = {}, 1, {}
   if kind == 'hash' and redis.call('HLEN', name) > max_fields then
@@ -126,6 +130,16 @@ for i, name in ipairs(KEYS) do
     end
   end
 
-  out[i] = {kind, redis.call('PTTL', name), fields, complete, waiting, readers, semaphore, now_ms}
+  local last_done = {}
+  local done_kind = redis.call('TYPE', done)['ok']
+  if done ~= name and done_kind ~= 'none' then
+    local raw = ''
+    if done_kind == 'string' and redis.call('STRLEN', done) <= max_value then
+      raw = redis.call('GET', done)
+    end
+    last_done = {raw, redis.call('PTTL', done)}
+  end
+
+  out[i] = {kind, redis.call('PTTL', name), fields, complete, waiting, readers, semaphore, now_ms, last_done}
 end
 return out

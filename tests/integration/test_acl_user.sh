@@ -63,6 +63,11 @@ ra run lock:m1 lock:m2 -- true
 expect_rc 0 "run over two names"
 ra run --fair lock:f -- true
 expect_rc 0 "run --fair"
+ra run --once-per 1d lock:once -- true
+expect_rc 0 "run --once-per (records rlock_done:{lock:once})"
+check "the once-per record was written" test "$(rcli EXISTS 'rlock_done:{lock:once}')" = 1
+ra run --once-per 1d lock:once -- false
+expect_rc 0 "run --once-per again: done in this window, CMD not run"
 ra run -s lock:rw -- true
 expect_rc 0 "run -s"
 ra run --write lock:rw -- true

@@ -232,3 +232,28 @@ TEST_CASE("status --watch [DUR]: the interval, 2s without one; a word after it i
   usage_error({"status", "--watch=0"});
   usage_error({"acquire", "A", "--watch"});
 }
+
+TEST_CASE("run --once-per and --if-unavailable") {
+  g_env.clear();
+  auto inv = parse({"run", "L", "--once-per", "1d", "--if-unavailable", "skip", "--", "true"});
+  CHECK(inv.once_per == rlock::Millis(86'400'000));
+  CHECK(inv.if_unavailable == rlock::cli::IfUnavailable::skip);
+  inv = parse({"run", "L", "--fair", "--once-per", "2s", "--", "true"});
+  CHECK(inv.once_per == rlock::Millis(2000));
+  CHECK(inv.if_unavailable == rlock::cli::IfUnavailable::fail);
+  CHECK(parse({"run", "L", "--if-unavailable", "run", "--", "true"}).if_unavailable ==
+        rlock::cli::IfUnavailable::run);
+  CHECK(!parse({"run", "L", "--", "true"}).once_per);
+  usage_error({"run", "L", "--once-per", "0", "--", "true"});
+  usage_error({"run", "L", "--once-per", "-1s", "--", "true"});
+  usage_error({"run", "L", "--once-per", "soon", "--", "true"});
+  usage_error({"run", "L", "--once-per", "", "--", "true"});
+  usage_error({"run", "L", "--if-unavailable", "maybe", "--", "true"});
+  usage_error({"run", "L", "M", "--once-per", "1d", "--", "true"});
+  usage_error({"run", "L", "-s", "--once-per", "1d", "--", "true"});
+  usage_error({"run", "L", "--write", "--once-per", "1d", "--", "true"});
+  usage_error({"run", "L", "--limit", "2", "--once-per", "1d", "--", "true"});
+  usage_error({"-u", "redis://a:1", "-u", "redis://b:1", "run", "L", "--once-per", "1d", "--", "true"});
+  usage_error({"acquire", "L", "--once-per", "1d"});
+  usage_error({"status", "L", "--if-unavailable", "run"});
+}

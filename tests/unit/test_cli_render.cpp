@@ -171,3 +171,39 @@ TEST_CASE("status kinds: rlock, redisson, fair, read-write, semaphore, foreign, 
   CHECK(rlock::cli::lock_kind(state).empty());
   CHECK(rlock::cli::status_json(state)["kind"].is_null());
 }
+
+TEST_CASE("last completion of run --once-per: status line and JSON") {
+  auto state = held_state();
+  CHECK(rlock::cli::last_done_line(state).empty());
+  CHECK(rlock::cli::status_json(state)["last_done"].is_null());
+  state.last_done = rlock::lock::parse_done_record(
+      R"({"window_start_ms":1795478400000,"window_end_ms":1795564800000,"host":"h2","pid":12,)"
+      R"("command":"backup.sh","done_at_ms":1795489200000,"exit":0})",
+      75'600'000);
+  CHECK(rlock::cli::done_phrase(*state.last_done) ==
+        R"(by host h2 pid 12 ("backup.sh") at 2026-11-24T03:00:00Z, exit 0)");
+  CHECK(rlock::cli::last_done_line(state) ==
+        R"(  last done: by host h2 pid 12 ("backup.sh") at 2026-11-24T03:00:00Z, exit 0 )"
+        "(window 2026-11-24T00:00:00Z .. 2026-11-25T00:00:00Z), record expires in 21h");
+  auto doc = rlock::cli::status_json(state)["last_done"];
+  CHECK(doc["window_start"] == "2026-11-24T00:00:00Z");
+  CHECK(doc["window_end"] == "2026-11-25T00:00:00Z");
+  CHECK(doc["at"] == "2026-11-24T03:00:00Z");
+  CHECK(doc["at_ms"] == 1'795'489'200'000);
+  CHECK(doc["host"] == "h2");
+  CHECK(doc["pid"] == 12);
+  CHECK(doc["cmd"] == "backup.sh");
+  CHECK(doc["exit"] == 0);
+  CHECK(doc["readable"] == true);
+  // Forged or broken: what cannot be read is null / left out, never a crash.
+  state.last_done = rlock::lock::parse_done_record("\x01not json", -1);
+  CHECK(rlock::cli::done_phrase(*state.last_done) == "by an unreadable record");
+  CHECK(rlock::cli::last_done_line(state) == "  last done: by an unreadable record");
+  doc = rlock::cli::status_json(state)["last_done"];
+  CHECK(doc["readable"] == false);
+  CHECK(doc["host"].is_null());
+  CHECK(doc["at"].is_null());
+  CHECK(doc["expires_in_ms"].is_null());
+  state.last_done = rlock::lock::parse_done_record(R"({"host":"bad\nhost","done_at_ms":0})", 5);
+  CHECK(rlock::cli::done_phrase(*state.last_done).find('\n') == std::string::npos);
+}

@@ -461,6 +461,55 @@ int cmd_doctor(Context& ctx) {
   return unsafe ? static_cast<int>(ExitCode::not_held) : 0;
 }
 
+// run --once-per, the lock just taken: when the job was done in the current
+// window (read while holding the lock, so no run can record meanwhile), says
+// who did it, releases and returns true.
+bool done_in_window(Context& ctx, const run::RunSpec& spec) {
+  const auto& inv = ctx.inv;
+  const auto& keys = ctx.locks.front();
+  auto release = [&] {
+    auto released = lock::release_all(*ctx.store, ctx.locks, inv.mode.mode, spec.request.owner, false);
+    if (released.errors.front()) {
+      try {
+        std::rethrow_exception(released.errors.front());
+      } catch (const std::exception& e) {
+        log::warning("{}: could not release {} (it expires by its lease): {}", ctx.label, quote(keys.name),
+                     e.what());
+      }
+    }
+  };
+  lock::LockState state;
+  try {
+    state = ctx.store->inspect({keys.name}).front();
+  } catch (...) {
+    release();
+    throw;
+  }
+  const long long length = inv.once_per->count();
+  if (!state.server_now_ms) {
+    release();
+    throw Error(ExitCode::software, "the server's answer to the once-per check has no time in it");
+  }
+  const long long now_ms = *state.server_now_ms;
+  auto verdict = lock::judge_once(state.last_done, now_ms, length);
+  if (verdict == lock::OnceVerdict::not_done) {
+    return false;
+  }
+  release();
+  auto window = lock::window_of(now_ms, length);
+  std::string when = fmt::format("{} from {}", format_duration(*inv.once_per), utc_time(window.start_ms));
+  if (verdict == lock::OnceVerdict::done) {
+    log::info("{}: already done in this window ({}) {}; not running", printable(keys.name), when,
+              done_phrase(*state.last_done));
+  } else {
+    log::warning(
+        "{}: its once-per record ({}) cannot be read; taken as done in this window ({}), not running "
+        "(it expires in {})",
+        printable(keys.name), quote(keys.done), when, format_duration(Millis(state.last_done->ttl_ms)));
+  }
+  return true;
+}
+
 int cmd_run(Context& ctx) {
   const auto& inv = ctx.inv;
   run::RunSpec spec;
@@ -508,6 +557,7 @@ int cmd_run(Context& ctx) {
   spec.hold_min = inv.hold_min;
   spec.max_hold = inv.max_hold;
   spec.wait_descendants = inv.wait_descendants;
+  spec.once_per = inv.once_per;
   spec.label = ctx.label;
   SignalFd signals = run::make_run_signals();
   run::Guardian guardian(spec.on_lost != run::OnLost::ignore);
@@ -516,7 +566,29 @@ int cmd_run(Context& ctx) {
   }
   // In the supervisor: it holds and renews the lock, so its record names it.
   spec.request.info = holder_info(getpid(), command);
-  auto acquired = acquire_or_busy(ctx, spec.request, signals);
+  std::vector<lock::AcquireResult> acquired;
+  try {
+    acquired = acquire_or_busy(ctx, spec.request, signals);
+  } catch (const Error& e) {
+    // --if-unavailable: decided by the exit code the error maps to (69: no
+    // connection, a timeout, no quorum), so busy, auth and usage errors never
+    // qualify.
+    if (e.exit_code() != ExitCode::unavailable || inv.if_unavailable == IfUnavailable::fail) {
+      throw;
+    }
+    if (inv.if_unavailable == IfUnavailable::skip) {
+      log::warning("{}: {}; not running CMD (--if-unavailable skip)", ctx.label, e.what());
+      return 0;
+    }
+    // Loud: shown even with -q, like what `run` does to CMD.
+    log::error("warning: {}: {}; RUNNING CMD WITHOUT THE LOCK (--if-unavailable run): RLOCK_UNLOCKED=1, "
+               "RLOCK_FENCE empty",
+               ctx.label, e.what());
+    return run::supervise_unlocked(spec, signals);
+  }
+  if (inv.once_per && done_in_window(ctx, spec)) {
+    return 0;
+  }
   return run::supervise(*ctx.store, spec, acquired, signals);
 }
 

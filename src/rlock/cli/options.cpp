@@ -45,6 +45,8 @@ struct Raw {
   std::string hold_min;
   std::string max_hold;
   bool wait_descendants = false;
+  std::string once_per;
+  std::string if_unavailable = "fail";
   bool fair = false;
   bool shared = false;
   bool write = false;
@@ -221,12 +223,24 @@ std::unique_ptr<App> make_app() {
       ->type_name("DUR");
   run->add_flag("--wait-descendants", raw.wait_descendants,
                 "When CMD exits, keep the lock until what it left running ends (default: stop them)");
-  run->footer(std::string("Then: -- CMD [ARG...]  the command to run under the lock (searched in PATH),\n"
-                          "with RLOCK_NAME, RLOCK_OWNER, RLOCK_FENCE and RLOCK_URL in its environment\n"
-                          "(several NAMEs: RLOCK_NAME and RLOCK_FENCE list them, comma-separated;\n"
-                          "a TLS URL: RLOCK_TLS_* too).\n"
-                          "rlock exits with CMD's status. A NAME that starts with '-': run -- -NAME -- CMD.\n\n") +
-              k_footer);
+  run->add_option("--once-per", raw.once_per,
+                  "Run CMD at most once per DUR-long window (windows since the Unix epoch on the Redis "
+                  "server's clock: 1d = a UTC day): after CMD exits 0 the window is recorded as done; a "
+                  "later run of NAME in it, on any host, runs nothing and exits 0")
+      ->type_name("DUR");
+  run->add_option("--if-unavailable", raw.if_unavailable,
+                  "When Redis cannot be reached to take the lock: fail (exit 69), skip (run nothing, exit 0) "
+                  "or run (CMD without a lock, RLOCK_UNLOCKED=1) (default fail)")
+      ->type_name("WHAT")
+      ->check(CLI::IsMember({"fail", "skip", "run"}));
+  run->footer(
+      std::string("Then: -- CMD [ARG...]  the command to run under the lock (searched in PATH),\n"
+                  "with RLOCK_NAME, RLOCK_OWNER, RLOCK_FENCE and RLOCK_URL in its environment\n"
+                  "(several NAMEs: RLOCK_NAME and RLOCK_FENCE list them, comma-separated;\n"
+                  "a TLS URL: RLOCK_TLS_* too; run without a lock by --if-unavailable run:\n"
+                  "RLOCK_OWNER and RLOCK_FENCE empty, RLOCK_UNLOCKED=1).\n"
+                  "rlock exits with CMD's status. A NAME that starts with '-': run -- -NAME -- CMD.\n\n") +
+      k_footer);
   return a;
 }
 
@@ -481,6 +495,28 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   inv.hold_min = optional_duration(raw.hold_min, "--hold-min");
   inv.max_hold = optional_duration(raw.max_hold, "--max-hold");
   inv.wait_descendants = raw.wait_descendants;
+  inv.once_per = optional_duration(raw.once_per, "--once-per");
+  if (inv.once_per) {
+    // The record lives in one place, beside one exclusive lock: a shared mode
+    // would let several hosts run the job at once, and a Redlock has no one
+    // place for it.
+    if (inv.names.size() > 1) {
+      throw UsageError("--once-per takes one NAME: the record of a done job is kept beside one lock");
+    }
+    if (inv.mode.mode != lock::Mode::exclusive && inv.mode.mode != lock::Mode::fair) {
+      throw UsageError(
+          fmt::format("--once-per with --{}: a once-per-window job needs an exclusive lock "
+                      "(plain or --fair); a shared mode lets several hosts run it at once",
+                      inv.mode.mode == lock::Mode::read ? "shared" : lock::mode_name(inv.mode.mode)));
+    }
+    if (g.urls.size() > 1) {
+      throw UsageError("--once-per takes one URL: a Redlock over several masters has no one place for the "
+                       "record of a done job");
+    }
+  }
+  inv.if_unavailable = raw.if_unavailable == "skip"  ? IfUnavailable::skip
+                       : raw.if_unavailable == "run" ? IfUnavailable::run
+                                                     : IfUnavailable::fail;
 
   if (inv.sub->needs_owner && inv.owner.empty()) {
     throw UsageError(

@@ -28,6 +28,14 @@ struct GlobalOptions {
   std::optional<redis::TlsOptions> tls;
 };
 
+// run --if-unavailable: what to do when Redis cannot be reached to take the
+// lock (an error that maps to exit 69 while acquiring; never busy, auth or usage).
+enum class IfUnavailable {
+  fail, // exit 69 (default)
+  skip, // run nothing, exit 0 with a warning
+  run,  // run CMD without a lock (RLOCK_UNLOCKED=1), exit with its status
+};
+
 // Every subcommand's options in one struct; each subcommand reads its own.
 struct Invocation {
   GlobalOptions global;
@@ -46,6 +54,8 @@ struct Invocation {
   std::optional<Millis> hold_min;      // run
   std::optional<Millis> max_hold;      // run
   bool wait_descendants = false;       // run
+  std::optional<Millis> once_per;      // run --once-per: the window length
+  IfUnavailable if_unavailable = IfUnavailable::fail; // run
   std::vector<std::string> child_argv; // run: CMD ARG...
 };
 

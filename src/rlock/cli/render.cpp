@@ -312,6 +312,67 @@ nlohmann::json holder_json(const std::optional<lock::HolderRecord>& record) {
           {"start_ticks", or_null(record->start_ticks)}};
 }
 
+std::string done_phrase(const lock::DoneRecord& record) {
+  std::string by;
+  if (record.host) {
+    by += " host " + printable(*record.host);
+  }
+  if (record.pid) {
+    by += fmt::format(" pid {}", *record.pid);
+  }
+  if (record.command) {
+    by += " (" + quote(*record.command) + ")";
+  }
+  std::string out = by.empty()
+                        ? std::string(record.readable() ? "by an unnamed holder" : "by an unreadable record")
+                        : "by" + by;
+  if (record.done_at_ms) {
+    out += " at " + utc_time(*record.done_at_ms);
+  }
+  if (record.exit) {
+    out += fmt::format(", exit {}", *record.exit);
+  }
+  return out;
+}
+
+std::string last_done_line(const lock::LockState& state) {
+  if (!state.last_done) {
+    return "";
+  }
+  const auto& record = *state.last_done;
+  std::string window;
+  if (record.window_start_ms && record.window_end_ms) {
+    window =
+        fmt::format(" (window {} .. {})", utc_time(*record.window_start_ms), utc_time(*record.window_end_ms));
+  }
+  return fmt::format("  last done: {}{}{}", done_phrase(record), window,
+                     record.ttl_ms >= 0
+                         ? fmt::format(", record expires in {}", format_duration(Millis(record.ttl_ms)))
+                         : std::string());
+}
+
+nlohmann::json last_done_json(const lock::LockState& state) {
+  if (!state.last_done) {
+    return nullptr;
+  }
+  const auto& record = *state.last_done;
+  auto time = [](const std::optional<long long>& ms) {
+    return ms ? nlohmann::json(utc_time(*ms)) : nlohmann::json(nullptr);
+  };
+  return {{"window_start", time(record.window_start_ms)},
+          {"window_end", time(record.window_end_ms)},
+          {"window_start_ms", or_null(record.window_start_ms)},
+          {"window_end_ms", or_null(record.window_end_ms)},
+          {"host", or_null(record.host)},
+          {"pid", or_null(record.pid)},
+          {"cmd", or_null(record.command)},
+          {"at", time(record.done_at_ms)},
+          {"at_ms", or_null(record.done_at_ms)},
+          {"exit", or_null(record.exit)},
+          {"readable", record.readable()},
+          {"expires_in_ms", record.ttl_ms >= 0 ? nlohmann::json(record.ttl_ms) : nlohmann::json(nullptr)}};
+}
+
 nlohmann::json status_json(const lock::LockState& state) {
   nlohmann::json owners = nlohmann::json::array();
   for (const auto& [owner, count] : state.owners) {
@@ -355,6 +416,7 @@ nlohmann::json status_json(const lock::LockState& state) {
                        {"holder", holder_json(waiter.record)}});
   }
   out["waiters"] = waiters;
+  out["last_done"] = last_done_json(state);
   if (!state.nodes.empty()) {
     nlohmann::json nodes = nlohmann::json::array();
     for (const auto& view : state.nodes) {

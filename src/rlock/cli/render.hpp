@@ -40,6 +40,20 @@ std::vector<std::string> node_lines(const lock::LockState& state);
 // Redlock adds "nodes", each master's view).
 nlohmann::json status_json(const lock::LockState& state);
 
+// Who did a `run --once-per` job and when, as far as its record says: "by host
+// h pid 12 ("backup.sh") at 2026-11-24T03:00:00Z, exit 0" (what it does not
+// say readably is left out; "by an unreadable record" when it says nothing).
+std::string done_phrase(const lock::DoneRecord& record);
+
+// `status NAME`'s line about the last completion of `run --once-per`, printed
+// after the status line: "  last done: ...", or "" when NAME has no record.
+std::string last_done_line(const lock::LockState& state);
+
+// status --json's "last_done": {window_start, window_end, host, pid, cmd, at,
+// exit, ...} (times as ISO 8601 UTC, with *_ms twins; null for what the record
+// does not say readably), or null when NAME has no record.
+nlohmann::json last_done_json(const lock::LockState& state);
+
 // The JSON object of a holder record: null when there is none (not rlock's),
 // each field null when the record does not say it readably.
 nlohmann::json holder_json(const std::optional<lock::HolderRecord>& record);

@@ -224,6 +224,9 @@ std::string status_table(const std::vector<lock::LockState>& states, const Table
     add_rows(state, rows);
     if (details) {
       notes.push_back(status_line(state));
+      if (auto done = last_done_line(state); !done.empty()) {
+        notes.push_back(done);
+      }
     } else {
       auto more = notes_of(state);
       notes.insert(notes.end(), more.begin(), more.end());

@@ -24,8 +24,8 @@ struct TableStyle {
 // "…" when they must be. Under the table, one line per lock for what has no
 // column: a fair lock's waiters in order, a semaphore's free permits, each
 // Redlock master's view; with `details` (locks asked for by name), instead,
-// everything known about each lock, uncut (status_line). "" when there is no
-// lock to show.
+// everything known about each lock, uncut (status_line, and the last
+// completion of `run --once-per`). "" when there is no lock to show.
 std::string status_table(const std::vector<lock::LockState>& states, const TableStyle& style, bool details = false);
 
 // How many terminal columns `text` takes: one per UTF-8 code point (what

@@ -116,6 +116,13 @@ LockState decode_state(const std::string& name, const redis::Reply& entry) {
   } else if (state.type == "hash" && state.mode.empty()) {
     state.mode = state.waiters.empty() ? "exclusive" : "fair";
   }
+  if (entry.elements.size() > 8) {
+    const auto& done = element(entry, 8);
+    if (done.elements.size() >= 2) {
+      state.last_done = parse_done_record(done.elements[0].is_nil() ? "" : done.elements[0].as_string(),
+                                          done.elements[1].as_integer());
+    }
+  }
   return state;
 }
 
@@ -124,12 +131,13 @@ std::vector<LockState> inspect_batch(redis::Client& client, const std::vector<st
   for (const auto& name : names) {
     try {
       auto lock = keys_for(name);
-      companions.insert(companions.end(), {lock.queue, lock.queue_timeouts, lock.waiters, lock.permit_timeouts,
-                                           lock.permit_records, lock.reader_prefix});
+      companions.insert(companions.end(),
+                        {lock.queue, lock.queue_timeouts, lock.waiters, lock.permit_timeouts,
+                         lock.permit_records, lock.reader_prefix, lock.done});
     } catch (const UsageError&) {
       // A key found by SCAN whose companions would not share its slot (rlock
       // never makes one): read it alone (the script finds no companion in NAME).
-      companions.insert(companions.end(), 6, name);
+      companions.insert(companions.end(), 7, name);
     }
   }
   auto reply = run_script(client, one_shot(client, false), scripts::inspect, names, companions).reply;

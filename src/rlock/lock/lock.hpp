@@ -186,8 +186,13 @@ struct LockState {
   std::vector<HolderView> holders; // read-write lock: each reader; semaphore: each permit
   std::vector<WaiterView> waiters; // fair queue, in order
   std::optional<long long> permits_free; // semaphore: the free permits it counts
-  std::optional<long long> server_now_ms; // the server's clock when it was read ("held for", "renewed ago")
+  // The server's clock when it was read (ms since the epoch): "held for",
+  // "renewed ago", the once-per window.
+  std::optional<long long> server_now_ms;
   bool complete = true; // false: a hash too big to be a lock; its fields were not read
+  // rlock_done:{NAME}, the last completion of `run --once-per` (nullopt: no
+  // such key; a record with nothing readable: a key that is not one).
+  std::optional<DoneRecord> last_done;
   std::vector<NodeView> nodes; // Redlock: each master's view (the fields above: the majority's)
   bool held() const { return mode == "semaphore" ? !holders.empty() : type != "none"; }
 };

@@ -35,7 +35,8 @@ LockKeys layout_keys(std::string_view name) {
                 suffixed_name(name, "timeout"),
                 prefixed_name("redisson_sc", name),
                 prefixed_name("rlock_permits", name),
-                prefixed_name("rlock_write_intent", name)};
+                prefixed_name("rlock_write_intent", name),
+                prefixed_name("rlock_done", name)};
 }
 
 LockKeys keys_for(std::string_view name) {
@@ -54,7 +55,7 @@ LockKeys keys_for(std::string_view name) {
   bool same_slot = true;
   for (const auto* key : {&keys.fence_key, &keys.channel, &keys.queue, &keys.queue_timeouts, &keys.waiters,
                           &keys.rw_channel, &keys.reader_prefix, &keys.permit_timeouts, &keys.permit_channel,
-                          &keys.permit_records, &keys.write_intent}) {
+                          &keys.permit_records, &keys.write_intent, &keys.done}) {
     same_slot = same_slot && hash_slot(*key) == slot;
   }
   same_slot = same_slot && hash_slot(fmt::format("{}:{}", keys.channel, k_sample_owner)) == slot &&

@@ -114,4 +114,46 @@ HolderRecord parse_holder_record(std::string_view raw) {
   return record;
 }
 
+DoneRecord parse_done_record(std::string_view raw, long long ttl_ms) {
+  DoneRecord record;
+  record.ttl_ms = ttl_ms;
+  auto doc = nlohmann::json::parse(raw, nullptr, false);
+  if (!doc.is_object()) {
+    return record;
+  }
+  auto field = [&](const char* key) -> const nlohmann::json* {
+    auto it = doc.find(key);
+    return it == doc.end() ? nullptr : &*it;
+  };
+  if (const auto* v = field("window_start_ms")) {
+    record.window_start_ms = whole_number(*v, 0, k_max_epoch_ms);
+  }
+  if (const auto* v = field("window_end_ms")) {
+    record.window_end_ms = whole_number(*v, 1, k_max_epoch_ms);
+  }
+  if (record.window_start_ms && record.window_end_ms && *record.window_end_ms <= *record.window_start_ms) {
+    record.window_start_ms.reset();
+    record.window_end_ms.reset();
+  }
+  if (const auto* v = field("host")) {
+    record.host = text(*v);
+  }
+  if (const auto* v = field("pid")) {
+    record.pid = whole_number(*v, 1, k_max_pid);
+  }
+  if (const auto* v = field("command")) {
+    record.command = text(*v);
+  }
+  if (const auto* v = field("done_at_ms")) {
+    record.done_at_ms = whole_number(*v, 0, k_max_epoch_ms);
+  }
+  if (const auto* v = field("exit")) {
+    record.exit = whole_number(*v, 0, 255);
+  }
+  if (const auto* v = field("op"); v != nullptr && v->is_string() && v->get<std::string>().size() <= 64) {
+    record.op = v->get<std::string>();
+  }
+  return record;
+}
+
 } // namespace rlock::lock

@@ -35,6 +35,29 @@ struct HolderRecord {
   bool readable() const;
 };
 
+// What rlock_done:{NAME} says about the last completion of `run --once-per`
+// (written by lua/once_done.lua), as far as it can be read; the same rules as
+// HolderRecord: data, not trust, each value kept only with the right type and
+// a sane range. `ttl` is the key's PTTL when read (-1: no expiry).
+struct DoneRecord {
+  std::optional<long long> window_start_ms; // server time, ms since the epoch
+  std::optional<long long> window_end_ms;   // > window_start_ms
+  std::optional<std::string> host;
+  std::optional<long long> pid; // 1 .. 2^31-1
+  std::optional<std::string> command;
+  std::optional<long long> done_at_ms; // when it was recorded (server time)
+  std::optional<long long> exit;       // CMD's exit status: 0 .. 255
+  std::string op;                      // the id of the request that wrote it ("": none)
+  long long ttl_ms = -2;
+
+  // True when it says when the job was done: the one value a verdict needs.
+  bool readable() const { return done_at_ms.has_value(); }
+};
+
+// Parses the raw value of rlock_done:{NAME} (a JSON object; '' or anything
+// else gives a record with nothing in it). Never throws.
+DoneRecord parse_done_record(std::string_view raw, long long ttl_ms);
+
 // Parses the raw value of an 'rlock:meta' field. Never throws: an unreadable
 // value gives a record with nothing in it. Strings are cut to 1024 bytes.
 HolderRecord parse_holder_record(std::string_view raw);

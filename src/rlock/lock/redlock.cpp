@@ -117,6 +117,9 @@ public:
   ConditionalRemoval force_unlock_if(const LockKeys&, const ExpectedHold&) override {
     throw UsageError("--if-dead takes one URL: a Redlock's holder record is per master");
   }
+  DoneResult record_done(const LockKeys&, const std::string&, Millis, const HolderInfo&, int) override {
+    throw UsageError("--once-per takes one URL: a Redlock has no one place for the record");
+  }
   std::vector<LockState> inspect(const std::vector<std::string>& names) override;
   std::vector<LockState> find_locks(const std::string& pattern) override;
 

@@ -30,6 +30,10 @@ public:
   ConditionalRemoval force_unlock_if(const LockKeys& keys, const ExpectedHold& expected) override {
     return lock::force_unlock_if(m_client, keys, expected);
   }
+  DoneResult record_done(const LockKeys& keys, const std::string& owner, Millis length,
+                         const HolderInfo& info, int exit_status) override {
+    return lock::record_done(m_client, keys, owner, length, info, exit_status);
+  }
   std::vector<LockState> inspect(const std::vector<std::string>& names) override {
     return lock::inspect(m_client, names);
   }

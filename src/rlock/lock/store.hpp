@@ -3,6 +3,7 @@
 #include <rlock/core/signals.hpp>
 #include <rlock/lock/doctor.hpp>
 #include <rlock/lock/lock.hpp>
+#include <rlock/lock/once.hpp>
 #include <rlock/lock/waiter.hpp>
 
 #include <memory>
@@ -35,6 +36,10 @@ public:
   // lock::force_unlock_if; a Redlock quorum throws UsageError (a holder record
   // is per master: there is no one hold to compare).
   virtual ConditionalRemoval force_unlock_if(const LockKeys& keys, const ExpectedHold& expected) = 0;
+  // lock::record_done (run --once-per); a Redlock quorum throws UsageError
+  // (the CLI refuses --once-per with several URLs before that).
+  virtual DoneResult record_done(const LockKeys& keys, const std::string& owner, Millis length,
+                                 const HolderInfo& info, int exit_status) = 0;
   virtual std::vector<LockState> inspect(const std::vector<std::string>& names) = 0;
   virtual std::vector<LockState> find_locks(const std::string& pattern) = 0;
   // `doctor`: the facts of every server locks live on (each primary; each

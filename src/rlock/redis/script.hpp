@@ -46,4 +46,5 @@ extern const redis::Script rw_renew;
 extern const redis::Script rw_leave;
 extern const redis::Script fair_acquire;
 extern const redis::Script fair_leave;
+extern const redis::Script once_done;
 } // namespace rlock::scripts

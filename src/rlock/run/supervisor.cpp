@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <optional>
 
 namespace rlock::run {
 
@@ -58,6 +59,29 @@ bool hold_quietly(lock::Store& store, const RunSpec& spec, Millis left) noexcept
   }
 }
 
+// --once-per: records CMD's completion in the current window, before the
+// release; never throws (CMD's status stands: when nothing could be recorded,
+// a later run in this window runs CMD again, and says so here).
+void record_done_quietly(lock::Store& store, const RunSpec& spec) noexcept {
+  const auto& keys = spec.locks.front();
+  try {
+    store.refresh();
+    auto done = store.record_done(keys, spec.request.owner, *spec.once_per, spec.request.info, 0);
+    if (done.check != lock::OwnerCheck::ok) {
+      log::warning("{}: completion not recorded for --once-per: the lock is not held by this run any more; a "
+                   "later run in this window runs CMD again",
+                   spec.label);
+      return;
+    }
+    log::debug("{}: done in the window {} .. {} (server ms), recorded at {}", spec.label,
+               done.window.start_ms, done.window.end_ms, done.done_at_ms);
+  } catch (const std::exception& e) {
+    log::warning("{}: could not record the completion for --once-per (a later run in this window runs CMD "
+                 "again): {}",
+                 spec.label, e.what());
+  }
+}
+
 const char* signal_name(int sig) {
   return sig == SIGKILL ? "SIGKILL" : "SIGTERM";
 }
@@ -99,21 +123,25 @@ void report(const RunSpec& spec, const StopPlan::Step& step, const LeaseState& l
 }
 
 // The part of supervise() after CMD started; supervise() makes sure it cannot
-// leave CMD's tree running without its lock if it throws.
-int supervise_child(lock::Store& store, const RunSpec& spec, TimePoint acquired_at, SignalFd& signals,
+// leave CMD's tree running without its lock if it throws. `store` null: CMD
+// runs without a lock (supervise_unlocked): no renewals, no release.
+int supervise_child(lock::Store* store, const RunSpec& spec, TimePoint acquired_at, SignalFd& signals,
                     pid_t cmd, bool tty) {
   const pid_t guardian = getppid();
   const pid_t job_group = guardian_group();
-  Watchdog dog(store.fresh(), spec.locks, spec.request.mode.mode, spec.request.owner, spec.request.lease,
-               spec.kill_after, acquired_at, spec.request.sync);
+  std::optional<Watchdog> dog;
+  if (store != nullptr) {
+    dog.emplace(store->fresh(), spec.locks, spec.request.mode.mode, spec.request.owner, spec.request.lease,
+                spec.kill_after, acquired_at, spec.request.sync);
+  }
   StopPlan::Config config;
   config.on_lost = spec.on_lost;
   config.kill_after = spec.kill_after;
-  config.first_renewal = dog.first_renewal();
+  config.first_renewal = dog ? dog->first_renewal() : TimePoint::max();
   if (spec.max_hold) {
     config.max_hold_at = acquired_at + *spec.max_hold;
   }
-  if (spec.hold_min) {
+  if (spec.hold_min && dog) {
     config.hold_until = acquired_at + *spec.hold_min;
   }
   config.wait_descendants = spec.wait_descendants;
@@ -123,14 +151,18 @@ int supervise_child(lock::Store& store, const RunSpec& spec, TimePoint acquired_
   bool tree_empty = false;
   int cmd_status = 0;
   for (;;) {
-    LeaseState lease = dog.state();
-    auto step = plan.step(Clock::now(), {lease.stop_at, lease.kill_at, lease.lost}, dog.started(), cmd_exited,
-                          tree_empty);
+    LeaseState lease; // without a lock: no lease to end
+    lease.stop_at = lease.kill_at = TimePoint::max();
+    if (dog) {
+      lease = dog->state();
+    }
+    auto step = plan.step(Clock::now(), {lease.stop_at, lease.kill_at, lease.lost}, dog && dog->started(),
+                          cmd_exited, tree_empty);
     if (step.finished) {
       break;
     }
-    if (step.start_renewals) {
-      dog.start();
+    if (step.start_renewals && dog) {
+      dog->start();
     }
     // Stop first, log after: nothing about stopping CMD waits on output.
     std::vector<Process> signalled;
@@ -142,8 +174,8 @@ int supervise_child(lock::Store& store, const RunSpec& spec, TimePoint acquired_
     }
     report(spec, step, lease, signalled);
 
-    pollfd fds[2] = {{signals.fd(), POLLIN, 0}, {dog.event_fd(), POLLIN, 0}};
-    ::poll(fds, 2, step.wake == TimePoint::max() ? -1 : poll_timeout_ms(step.wake));
+    pollfd fds[2] = {{signals.fd(), POLLIN, 0}, {dog ? dog->event_fd() : -1, POLLIN, 0}};
+    ::poll(fds, dog ? 2 : 1, step.wake == TimePoint::max() ? -1 : poll_timeout_ms(step.wake));
 
     while (int sig = signals.take()) {
       if (sig == SIGCHLD || sig == SIGTTOU) {
@@ -191,15 +223,26 @@ int supervise_child(lock::Store& store, const RunSpec& spec, TimePoint acquired_
     }
   }
 
-  dog.stop();
+  if (dog) {
+    dog->stop();
+  }
   if (tty) {
     tcsetpgrp(STDIN_FILENO, job_group);
   }
-  auto hold = plan.hold_for(Clock::now());
-  if (!hold || !hold_quietly(store, spec, *hold)) {
-    release_quietly(store, spec);
+  const int status = plan.exit_status(exit_status_of(cmd_status));
+  if (store == nullptr) {
+    return status;
   }
-  return plan.exit_status(exit_status_of(cmd_status));
+  // Recorded while the lock is still held: no other run can take it between
+  // the record and the release and miss the record.
+  if (spec.once_per && status == 0) {
+    record_done_quietly(*store, spec);
+  }
+  auto hold = plan.hold_for(Clock::now());
+  if (!hold || !hold_quietly(*store, spec, *hold)) {
+    release_quietly(*store, spec);
+  }
+  return status;
 }
 
 } // namespace
@@ -227,6 +270,7 @@ int supervise(lock::Store& store, const RunSpec& spec, const std::vector<lock::A
   setenv("RLOCK_NAME", names.c_str(), 1);
   setenv("RLOCK_OWNER", spec.request.owner.c_str(), 1);
   setenv("RLOCK_FENCE", fences.c_str(), 1);
+  unsetenv("RLOCK_UNLOCKED"); // an outer `run --if-unavailable run` ran us without a lock; this CMD has one
   for (const auto& [name, value] : spec.child_env) {
     setenv(name.c_str(), value.c_str(), 1);
   }
@@ -238,7 +282,7 @@ int supervise(lock::Store& store, const RunSpec& spec, const std::vector<lock::A
     throw;
   }
   try {
-    return supervise_child(store, spec, acquired_at, signals, cmd, tty);
+    return supervise_child(&store, spec, acquired_at, signals, cmd, tty);
   } catch (...) {
     // Whatever went wrong, CMD's tree must not go on without its lock (with
     // --on-lost ignore it goes on, as if rlock had died).
@@ -249,6 +293,32 @@ int supervise(lock::Store& store, const RunSpec& spec, const std::vector<lock::A
       tcsetpgrp(STDIN_FILENO, guardian_group());
     }
     release_quietly(store, spec);
+    throw;
+  }
+}
+
+int supervise_unlocked(const RunSpec& spec, SignalFd& signals) {
+  const bool tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == guardian_group();
+  std::string names;
+  for (std::size_t i = 0; i < spec.locks.size(); ++i) {
+    names += (i ? "," : "") + spec.locks[i].name;
+  }
+  setenv("RLOCK_NAME", names.c_str(), 1);
+  setenv("RLOCK_OWNER", "", 1);
+  setenv("RLOCK_FENCE", "", 1);
+  setenv("RLOCK_UNLOCKED", "1", 1);
+  for (const auto& [name, value] : spec.child_env) {
+    setenv(name.c_str(), value.c_str(), 1);
+  }
+  const TimePoint started = Clock::now();
+  pid_t cmd = spawn_cmd(spec.child_argv, tty);
+  try {
+    return supervise_child(nullptr, spec, started, signals, cmd, tty);
+  } catch (...) {
+    kill_tree(getpid());
+    if (tty) {
+      tcsetpgrp(STDIN_FILENO, guardian_group());
+    }
     throw;
   }
 }

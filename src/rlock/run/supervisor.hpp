@@ -24,6 +24,9 @@ struct RunSpec {
   std::optional<Millis> hold_min;
   std::optional<Millis> max_hold;
   bool wait_descendants = false;
+  // --once-per DUR: after CMD exits 0 (and the lock was not lost), record the
+  // completion in the current window before releasing (lock::record_done).
+  std::optional<Millis> once_per;
   std::string label; // "run \"NAME\" on URL", for messages
 };
 
@@ -40,7 +43,18 @@ SignalFd make_run_signals();
 // --wait-descendants), releases (or keeps it for --hold-min), and returns the
 // exit status: CMD's, or 76 when the lock was lost. Throws rlock::Error
 // (126/127) when CMD cannot be started, after releasing the lock.
+// With spec.once_per, a CMD that exited 0 while the lock held has its
+// completion recorded before the release (a failure to record is a warning).
 int supervise(lock::Store& store, const RunSpec& spec, const std::vector<lock::AcquireResult>& acquired,
               SignalFd& signals);
+
+// `run --if-unavailable run`, when Redis could not be reached to take the
+// lock: CMD runs without it, handled as supervise() handles it (its own
+// process group, signals passed on, what it leaves running stopped or waited
+// for, --max-hold), with RLOCK_OWNER and RLOCK_FENCE empty and
+// RLOCK_UNLOCKED=1 in its environment; nothing is renewed, recorded or
+// released. Returns CMD's exit status (76 after --max-hold). Throws
+// rlock::Error (126/127) when CMD cannot be started.
+int supervise_unlocked(const RunSpec& spec, SignalFd& signals);
 
 } // namespace rlock::run
