@@ -1,5 +1,6 @@
 #include <rlock/cli/options.hpp>
 #include <rlock/core/errors.hpp>
+#include <rlock/core/version.hpp>
 
 #include <doctest/doctest.h>
 
@@ -142,7 +143,15 @@ TEST_CASE("help and version print and exit 0") {
   result = rlock::cli::parse(2, args.data(), fake_env);
   CHECK(!result.invocation);
   CHECK(result.exit_code == 0);
-  CHECK(result.output.find("rlock ") == 0);
+  CHECK(result.output == "rlock " RLOCK_VERSION " (git " + std::string(rlock::build_revision()) + ")\n");
+  for (auto json_args : {std::vector<const char*>{"rlock", "--version", "--json"},
+                         std::vector<const char*>{"rlock", "--json", "--version"}}) {
+    result = rlock::cli::parse(3, json_args.data(), fake_env);
+    CHECK(!result.invocation);
+    CHECK(result.output ==
+          R"({"version":")" RLOCK_VERSION R"(","revision":")" + std::string(rlock::build_revision()) + "\"}\n");
+  }
+  CHECK(!rlock::build_revision().empty());
 }
 
 TEST_CASE("man page and completions name every subcommand and long flag") {

@@ -1,6 +1,7 @@
 #include <rlock/cli/options.hpp>
 #include <rlock/core/errors.hpp>
 #include <rlock/core/text.hpp>
+#include <rlock/core/version.hpp>
 #include <rlock/lock/names.hpp>
 #include <rlock/redis/url.hpp>
 
@@ -8,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <memory>
@@ -108,7 +110,8 @@ std::unique_ptr<App> make_app() {
   auto a = std::make_unique<App>();
   auto& app = a->app;
   auto& raw = a->raw;
-  app.set_version_flag("--version", std::string("rlock ") + RLOCK_VERSION);
+  app.set_version_flag("--version", version_text(false),
+                       "Print the version and the git revision it was built from (with --json: as JSON)");
   app.require_subcommand(1);
   app.fallthrough();
   app.footer(k_footer);
@@ -564,8 +567,9 @@ ParseResult parse(int argc, const char* const* argv, const char* (*env)(const ch
   } catch (const CLI::CallForAllHelp&) {
     result.output = a->app.help("", CLI::AppFormatMode::All);
     return result;
-  } catch (const CLI::CallForVersion& e) {
-    result.output = std::string("rlock ") + RLOCK_VERSION + "\n";
+  } catch (const CLI::CallForVersion&) {
+    // --json's own value is set by a callback that may not have run yet; its count is.
+    result.output = version_text(a->app.get_option("--json")->count() > 0);
     return result;
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
@@ -587,6 +591,14 @@ ParseResult parse(int argc, const char* const* argv, const char* (*env)(const ch
   }
   result.invocation = convert(*a, std::move(child_argv), env);
   return result;
+}
+
+std::string version_text(bool json) {
+  if (json) {
+    nlohmann::ordered_json doc{{"version", k_version}, {"revision", build_revision()}};
+    return doc.dump() + "\n";
+  }
+  return fmt::format("rlock {} (git {})\n", k_version, build_revision());
 }
 
 std::string help_text(std::string_view subcommand) {

@@ -62,6 +62,11 @@ struct ParseResult {
 // --tls-* flag when no URL uses TLS.
 ParseResult parse(int argc, const char* const* argv, const char* (*env)(const char*));
 
+// What --version prints: "rlock 0.1.0 (git abc1234)\n", or with --json
+// {"version":"0.1.0","revision":"abc1234"} and a newline (the revision: see
+// core/version.hpp).
+std::string version_text(bool json);
+
 // The full help text of the program or of one subcommand (for docs checks).
 std::string help_text(std::string_view subcommand);
 
