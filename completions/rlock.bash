@@ -1,10 +1,38 @@
 # bash completion for rlock(1). Install: copy to /usr/share/bash-completion/completions/rlock
 # (or source it from ~/.bashrc).
 
+# The names of the locks on the server, those starting with $cur, into COMPREPLY:
+# asked of `rlock status --names` with short timeouts, quietly; nothing when no
+# server answers. The URL: -u/--url given before the subcommand (as typed), else
+# RLOCK_URL / REDIS_URL as rlock reads them. Names are read line by line, never
+# through compgen -W, which would expand a name's $(...) as shell code.
+_rlock_lock_names() {
+  local args=() i name
+  for ((i = 1; i < sub_at; i++)); do
+    case ${words[i]} in
+      -u | --url | --password-file) args+=("${words[i]}" "${words[i + 1]}") ;;
+      -u?* | --url=* | --password-file=*) args+=("${words[i]}") ;;
+    esac
+  done
+  while IFS= read -r name; do
+    [[ $name == "$cur"* ]] && COMPREPLY+=("$(printf '%q' "$name")")
+  done < <(rlock "${args[@]}" --connect-timeout 300ms --io-timeout 500ms -q status --names 2>/dev/null)
+}
+
+# Bash replaces only what follows the last ':' of the word being completed (it
+# is in COMP_WORDBREAKS); bash-completion's helper trims the replies to match.
+_rlock_colon_trim() {
+  if declare -F __ltrim_colon_completions >/dev/null; then
+    __ltrim_colon_completions "$cur"
+  fi
+}
+
 _rlock() {
   local cur prev words cword
   if declare -F _init_completion >/dev/null; then
-    _init_completion -n = || return
+    # "=" and ":" do not split words: a URL (redis://host:6379) or a lock name
+    # (job:nightly) stays one word.
+    _init_completion -n =: || return
   else
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD - 1]}
@@ -57,6 +85,7 @@ _rlock() {
       ;;
     -u | --url)
       COMPREPLY=($(compgen -W "redis:// rediss:// redis-sentinel:// rediss-sentinel:// unix://" -- "$cur"))
+      _rlock_colon_trim
       return
       ;;
     --ttl | -w | --wait | --kill-after | --hold-min | --max-hold | --connect-timeout | \
@@ -91,6 +120,9 @@ _rlock() {
   esac
   if [ -z "$sub" ] || [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+  elif [ "$sub" != doctor ]; then
+    _rlock_lock_names # NAME (run: before its --, which returned above)
+    _rlock_colon_trim
   fi
 }
 complete -F _rlock rlock

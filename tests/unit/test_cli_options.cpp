@@ -222,3 +222,11 @@ TEST_CASE("at most 64 names at once; the help says NAME...") {
   CHECK(parse(args).names.size() == 64);
   CHECK(rlock::cli::help_text("run").find("NAME...") != std::string::npos);
 }
+
+TEST_CASE("status --names: the completions' helper, hidden from --help") {
+  CHECK(parse({"status", "--names"}).list_names);
+  CHECK(parse({"status", "--names", "--match", "job-*"}).match == "job-*");
+  CHECK_FALSE(parse({"status"}).list_names);
+  usage_error({"status", "X", "--names"});
+  CHECK(rlock::cli::help_text("status").find("--names") == std::string::npos);
+}

@@ -322,6 +322,16 @@ constexpr int k_status_schema = 1;
 
 int cmd_status(Context& ctx) {
   const auto& inv = ctx.inv;
+  if (inv.list_names) {
+    // The shell completions' helper: names only, one a line (a name with a
+    // newline cannot be one completion word, and is left out).
+    for (const auto& state : ctx.store->find_locks(inv.match.empty() ? "*" : inv.match)) {
+      if (state.name.find('\n') == std::string::npos) {
+        fmt::print("{}\n", state.name);
+      }
+    }
+    return 0;
+  }
   auto states = inv.names.empty() ? ctx.store->find_locks( inv.match.empty() ? "*" : inv.match)
                                   : ctx.store->inspect(inv.names);
   bool all_held = true;

@@ -40,6 +40,7 @@ struct Raw {
   bool all = false;
   bool if_dead = false;
   std::string match;
+  bool list_names = false;
   std::string on_lost = "term";
   std::string kill_after = "10s";
   std::string hold_min;
@@ -184,6 +185,10 @@ std::unique_ptr<App> make_app() {
   status->add_option("NAME", raw.names, "Locks to show (default: every lock found)");
   status->add_option("--match", raw.match, "Glob pattern of lock names to list (SCAN MATCH)")
       ->type_name("PATTERN");
+  // For the shell completions only, so hidden from --help (group ""): the names
+  // of the locks found, one a line, nothing else (rlock(1), COMPLETION).
+  status->add_flag("--names", raw.list_names, "Print only the names of the locks found, one a line")
+      ->group("");
 
   auto* force = a->subs["force-unlock"];
   force->add_option("NAME", raw.names, "Lock name")->required()->expected(1);
@@ -442,6 +447,10 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   inv.match = raw.match;
   if (!inv.match.empty() && !inv.names.empty()) {
     throw UsageError("status: give lock names or --match, not both");
+  }
+  inv.list_names = raw.list_names;
+  if (inv.list_names && !inv.names.empty()) {
+    throw UsageError("status --names lists the locks found (all, or those of --match PATTERN), not named ones");
   }
   inv.on_lost = raw.on_lost == "kill"     ? run::OnLost::kill
                 : raw.on_lost == "ignore" ? run::OnLost::ignore

@@ -40,6 +40,7 @@ struct Invocation {
   bool all = false;                    // release --all
   bool if_dead = false;                // force-unlock --if-dead
   std::string match;                   // status --match
+  bool list_names = false;             // status --names (hidden: for the completions)
   run::OnLost on_lost = run::OnLost::term; // run
   Millis kill_after{10'000};           // run
   std::optional<Millis> hold_min;      // run
