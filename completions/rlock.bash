@@ -88,13 +88,17 @@ _rlock() {
       _rlock_colon_trim
       return
       ;;
-    --ttl | -w | --wait | --kill-after | --hold-min | --max-hold | --connect-timeout | \
-      --io-timeout)
+    --ttl | -w | --wait | --kill-after | --hold-min | --max-hold | --once-per | --watch | \
+      --connect-timeout | --io-timeout)
       COMPREPLY=($(compgen -W "500ms 2s 10s 30s 1m 5m 30m 1h" -- "$cur"))
       return
       ;;
     --sync-replicas)
       COMPREPLY=($(compgen -W "1 1/500ms 1/1s 2 2/1s" -- "$cur"))
+      return
+      ;;
+    --if-unavailable)
+      COMPREPLY=($(compgen -W "fail skip run" -- "$cur"))
       return
       ;;
     --limit)
@@ -112,10 +116,11 @@ _rlock() {
     acquire) opts="--ttl -w --wait -n --no-wait --owner $modes --json -h --help" ;;
     release) opts="--owner --all $modes --json -h --help" ;;
     renew) opts="--owner --ttl $modes --json -h --help" ;;
-    status) opts="--match --json -h --help" ;;
+    status) opts="--match --watch --json -h --help" ;;
     force-unlock) opts="--if-dead --json -h --help" ;;
     doctor) opts="--json -h --help" ;;
-    run) opts="--ttl -w --wait -n --no-wait $modes --on-lost --kill-after --hold-min --max-hold --wait-descendants -h --help --" ;;
+    run) opts="--ttl -w --wait -n --no-wait $modes --on-lost --kill-after --hold-min --max-hold --wait-descendants
+      --once-per --if-unavailable -h --help --" ;;
     *) return ;;
   esac
   if [ -z "$sub" ] || [[ $cur == -* ]]; then

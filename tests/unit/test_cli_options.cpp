@@ -163,14 +163,17 @@ TEST_CASE("man page and completions name every subcommand and long flag") {
     man.erase(at, 1);
   auto bash = read(root + "/completions/rlock.bash");
   auto zsh = read(root + "/completions/_rlock");
+  auto fish = read(root + "/completions/rlock.fish");
   REQUIRE(!man.empty());
   REQUIRE(!bash.empty());
   REQUIRE(!zsh.empty());
+  REQUIRE(!fish.empty());
   for (const auto& sub : rlock::cli::subcommands()) {
     CAPTURE(sub.name);
     CHECK(man.find(std::string(sub.name)) != std::string::npos);
     CHECK(bash.find(std::string(sub.name)) != std::string::npos);
     CHECK(zsh.find(std::string(sub.name)) != std::string::npos);
+    CHECK(fish.find(std::string(sub.name)) != std::string::npos);
     CHECK(rlock::cli::help_text("").find(std::string(sub.name)) != std::string::npos);
   }
   for (const auto& flag : rlock::cli::all_long_flags()) {
@@ -178,6 +181,9 @@ TEST_CASE("man page and completions name every subcommand and long flag") {
     CHECK(man.find(flag) != std::string::npos);
     CHECK(bash.find(flag) != std::string::npos);
     CHECK(zsh.find(flag) != std::string::npos);
+    // fish names a long option without its dashes (`complete ... -l ttl`);
+    // status --names is not offered, only called to list lock names.
+    CHECK(fish.find(flag == "--names" ? flag : "-l " + flag.substr(2) + " ") != std::string::npos);
   }
 }
 
