@@ -21,7 +21,9 @@ if(GIT)
     execute_process(COMMAND ${GIT} -C ${SRC} rev-parse --short HEAD
                     OUTPUT_VARIABLE head RESULT_VARIABLE head_status OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
     # Like `git describe --dirty`: changes to tracked files count, untracked files do not.
-    execute_process(COMMAND ${GIT} -C ${SRC} status --porcelain --untracked-files=no
+    # --no-optional-locks: a build must not take index.lock from a git command
+    # running at the same time.
+    execute_process(COMMAND ${GIT} -C ${SRC} --no-optional-locks status --porcelain --untracked-files=no
                     OUTPUT_VARIABLE changes RESULT_VARIABLE status_status ERROR_QUIET)
     if(head_status EQUAL 0 AND head MATCHES "^[0-9a-f]+$")
       set(revision "${head}")
