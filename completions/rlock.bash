@@ -8,6 +8,7 @@
 # through compgen -W, which would expand a name's $(...) as shell code.
 _rlock_lock_names() {
   local args=() i name
+  COMPREPLY=()
   for ((i = 1; i < sub_at; i++)); do
     case ${words[i]} in
       -u | --url | --password-file) args+=("${words[i]}" "${words[i + 1]}") ;;
@@ -19,11 +20,15 @@ _rlock_lock_names() {
   done < <(rlock "${args[@]}" --connect-timeout 300ms --io-timeout 500ms -q status --names 2>/dev/null)
 }
 
-# Bash replaces only what follows the last ':' of the word being completed (it
-# is in COMP_WORDBREAKS); bash-completion's helper trims the replies to match.
+# Bash replaces only what follows the last ':' of the word being completed (':'
+# is in COMP_WORDBREAKS): trim the replies to match, as bash-completion's
+# __ltrim_colon_completions does.
 _rlock_colon_trim() {
-  if declare -F __ltrim_colon_completions >/dev/null; then
-    __ltrim_colon_completions "$cur"
+  if [[ $cur == *:* && $COMP_WORDBREAKS == *:* ]]; then
+    local prefix=${cur%"${cur##*:}"} i
+    for i in "${!COMPREPLY[@]}"; do
+      COMPREPLY[i]=${COMPREPLY[i]#"$prefix"}
+    done
   fi
 }
 
@@ -33,6 +38,15 @@ _rlock() {
     # "=" and ":" do not split words: a URL (redis://host:6379) or a lock name
     # (job:nightly) stays one word.
     _init_completion -n =: || return
+  elif [ -n "${COMP_LINE:-}" ]; then
+    # Without bash-completion: COMP_WORDS is split at ':' too, the line is not
+    # (split at blanks here; quotes are not parsed).
+    local line=${COMP_LINE:0:COMP_POINT}
+    read -ra words <<<"$line"
+    [[ -z $line || $line == *[[:blank:]] ]] && words+=("")
+    cword=$((${#words[@]} - 1))
+    cur=${words[cword]}
+    prev=${words[cword - 1]}
   else
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD - 1]}

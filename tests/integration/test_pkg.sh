@@ -96,7 +96,7 @@ fi
 check "fish -n accepts the fish completion" fish -n "$FISHC"
 
 start_redis
-for name in pkg-alpha pkg-beta 'pkg gamma' 'pkg-$(touch pwned)' other; do
+for name in pkg-alpha pkg-beta 'pkg gamma' 'pkg-$(touch pwned)' job:nightly other; do
   "$RLOCK" acquire --ttl 1m "$name" >/dev/null || { echo "FAIL: could not take lock $name"; exit 1; }
 done
 BIN_DIR=$(dirname "$RLOCK")
@@ -121,6 +121,16 @@ check "bash completes commands, not names, after run's --" \
   test -z "$(complete_words rlock run X -- pkg-a)"
 got=$(RLOCK_URL=redis://127.0.0.1:1 complete_words rlock -u "redis://127.0.0.1:$REDIS_PORT" status pkg-a)
 check "bash asks the server of -u given on the line (not RLOCK_URL): $got" test "$got" = pkg-alpha
+# As bash calls it without bash-completion: COMP_WORDS split at ':' as well,
+# COMP_LINE whole; bash replaces only what follows the word's last ':'.
+complete_line() {
+  (cd "$TEST_TMP" && PATH="$BIN_DIR:$PATH" bash -c 'source "$1"; COMP_LINE=$2; COMP_POINT=${#COMP_LINE}
+    COMP_WORDS=(${COMP_LINE//:/ : }); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _rlock; printf "%s\n" "${COMPREPLY[@]}"' \
+    _ "$BASHC" "$1")
+}
+got=$(RLOCK_URL=redis://127.0.0.1:1 complete_line "rlock -u redis://127.0.0.1:$REDIS_PORT status job:n")
+check "bash, from the whole line: the URL's and the name's ':' split nothing; the reply follows the ':' ($got)" \
+  test "$got" = nightly
 got=$(cd "$TEST_TMP" && PATH="$BIN_DIR:$PATH" fish -c 'source $argv[1]; complete -C "rlock release pkg-"' "$FISHC" |
   cut -f1 | sort)
 check "fish completes lock names on the server: $(tr '\n' ' ' <<<"$got")" \
