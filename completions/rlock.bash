@@ -3,16 +3,18 @@
 
 # The names of the locks on the server, those starting with $cur, into COMPREPLY:
 # asked of `rlock status --names` with short timeouts, quietly; nothing when no
-# server answers. The URL: -u/--url given before the subcommand (as typed), else
-# RLOCK_URL / REDIS_URL as rlock reads them. Names are read line by line, never
+# server answers. The URL: -u/--url given before the subcommand (as typed; with
+# --password-file and --tls-*), else RLOCK_URL / REDIS_URL as rlock reads them. Names are read line by line, never
 # through compgen -W, which would expand a name's $(...) as shell code.
 _rlock_lock_names() {
   local args=() i name
   COMPREPLY=()
   for ((i = 1; i < sub_at; i++)); do
     case ${words[i]} in
-      -u | --url | --password-file) args+=("${words[i]}" "${words[i + 1]}") ;;
-      -u?* | --url=* | --password-file=*) args+=("${words[i]}") ;;
+      -u | --url | --password-file | --tls-ca-file | --tls-cert | --tls-key | --tls-server-name)
+        args+=("${words[i]}" "${words[i + 1]}")
+        ;;
+      -u?* | --url=* | --password-file=* | --tls-*) args+=("${words[i]}") ;;
     esac
   done
   while IFS= read -r name; do

@@ -72,17 +72,18 @@ end
 
 # The names of the locks on the server, asked of `rlock status --names` with
 # short timeouts, quietly; nothing when no server answers. The URL: -u/--url
-# given on the line, else RLOCK_URL / REDIS_URL as rlock reads them.
+# given on the line (with --password-file and --tls-*), else RLOCK_URL /
+# REDIS_URL as rlock reads them.
 function __rlock_lock_names
     set -l tokens (commandline -opc)
     set -l args
     set -l i 2
     while test $i -lt (count $tokens)
         switch $tokens[$i]
-            case -u --url --password-file
+            case -u --url --password-file --tls-ca-file --tls-cert --tls-key --tls-server-name
                 set -a args $tokens[$i] $tokens[(math $i + 1)]
                 set i (math $i + 1)
-            case '-u?*' '--url=*' '--password-file=*'
+            case '-u?*' '--url=*' '--password-file=*' '--tls-*'
                 set -a args $tokens[$i]
         end
         set i (math $i + 1)

@@ -137,6 +137,15 @@ check "fish completes lock names on the server: $(tr '\n' ' ' <<<"$got")" \
   test "$got" = "$(sorted_lines 'pkg-$(touch pwned)' pkg-alpha pkg-beta)"
 check "a name's \$(...) is never run by the bash or fish completion" test ! -e "$TEST_TMP/pwned"
 
+# A server with a password: the --password-file on the line goes along.
+REDIS_AUTH_ARGS="-a completion-secret --no-auth-warning" # for rcli (start_redis pings with it)
+start_redis --requirepass completion-secret
+printf 'completion-secret\n' >"$TEST_TMP/pw" && chmod 600 "$TEST_TMP/pw"
+"$RLOCK" --password-file "$TEST_TMP/pw" acquire --ttl 1m pkg-locked >/dev/null || { echo "FAIL: no lock taken"; exit 1; }
+got=$(complete_words rlock --password-file "$TEST_TMP/pw" status pkg-)
+check "bash passes the --password-file on the line along ($got)" test "$got" = pkg-locked
+check "bash: no password, no names" test -z "$(complete_words rlock status pkg-)"
+
 CLOSED=$(free_port)
 t0=$(ms)
 got=$(RLOCK_URL=redis://127.0.0.1:$CLOSED complete_words rlock release pkg)
