@@ -186,7 +186,7 @@ std::unique_ptr<App> make_app() {
   status->add_option("--match", raw.match, "Glob pattern of lock names to list (SCAN MATCH)")
       ->type_name("PATTERN");
   // For the shell completions only, so hidden from --help (group ""): the names
-  // of the locks found, one a line, nothing else (rlock(1), COMPLETION).
+  // of the locks found, one a line, nothing else (rlock(1), FILES).
   status->add_flag("--names", raw.list_names, "Print only the names of the locks found, one a line")
       ->group("");
 
