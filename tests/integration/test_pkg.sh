@@ -63,7 +63,7 @@ check "the packed fish completion is completions/rlock.fish" cmp -s "$X/usr/shar
 # library to depend on; dynamic => a Depends naming each library's package.
 NEEDED=$(readelf -d "$X/usr/bin/rlock" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 DEPENDS=$(field Depends)
-echo "NEEDED: ${NEEDED:-none}; Depends: ${DEPENDS:-none}"
+echo "NEEDED: $(tr "\n" " " <<<"${NEEDED:-none}"); Depends: ${DEPENDS:-none}"
 if [ -z "$NEEDED" ]; then
   check "a static binary (no NEEDED entry) depends on no library: Depends is empty" test -z "$DEPENDS"
 else
