@@ -1,22 +1,27 @@
 #!/usr/bin/env bash
 # The man page, the completions and --help agree with the binary: the man page
-# renders without a groff warning, both completion scripts parse, the bash one
-# completes subcommands, per-subcommand flags and --on-lost values, and every
-# long flag a subcommand's --help shows is in the man page and the completions.
+# renders without a groff warning, the three completion scripts parse, the bash
+# one completes subcommands, per-subcommand flags and --on-lost values, every
+# long flag a subcommand's --help shows is in the man page and the completions
+# (bash and fish: offered after that subcommand), and every flag a completion
+# offers is one rlock knows (its --help shows it).
 . "$(dirname "$0")/lib.sh"
 ROOT=${RLOCK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 MAN=$ROOT/man/rlock.1
 BASHC=$ROOT/completions/rlock.bash
 ZSHC=$ROOT/completions/_rlock
+FISHC=$ROOT/completions/rlock.fish
 
 command -v groff >/dev/null || { echo "FAIL: groff is not installed (./dev installs groff-base)"; exit 1; }
 command -v zsh >/dev/null || { echo "FAIL: zsh is not installed (./dev installs it)"; exit 1; }
+command -v fish >/dev/null || { echo "FAIL: fish is not installed (./dev installs it)"; exit 1; }
 
 warnings=$(groff -man -Tutf8 -ww -z "$MAN" 2>&1)
 check "man page renders without warnings${warnings:+: $warnings}" test -z "$warnings"
 rendered=$(groff -man -Tutf8 "$MAN" 2>/dev/null | sed 's/\x1b\[[0-9;]*m//g; s/.\x08//g')
 check "bash completion parses" bash -n "$BASHC"
 check "zsh completion parses" zsh -n "$ZSHC"
+check "fish completion parses" fish -n "$FISHC"
 
 complete_words() {
   bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _rlock; echo "${COMPREPLY[*]}"' _ "$BASHC" "$@"
@@ -28,13 +33,40 @@ check "bash completes --on-lost values" has_words "$(complete_words rlock run X 
 check "bash completes acquire's flags after a global flag" has_words "$(complete_words rlock -u redis://x acquire --)" --ttl --wait --owner
 check "bash completes a command after run's --" has_words "$(complete_words rlock run X -- bas)" bash
 
-for sub in "" acquire release renew status force-unlock run; do
+# The long flags a completion offers after `rlock [SUB] --`, one a line.
+bash_offers() { complete_words rlock "$@" -- | tr ' ' '\n' | grep -E -- '^--[a-z]' | sort -u; }
+fish_offers() {
+  fish -c 'source $argv[1]; complete -C "rlock $argv[2..-1] --"' "$FISHC" "$@" | cut -f1 |
+    grep -E -- '^--[a-z]' | sort -u
+}
+# The long flags of an --help's option lines (not those its prose mentions).
+help_options() { grep -oE -- '^ +(-[a-zA-Z], ?)?--[a-z][a-z-]+' | grep -oE -- '--[a-z][a-z-]+' | sort -u; }
+in_list() { grep -qxF -- "$1" <<<"$2"; }
+
+known=""
+offered=""
+for sub in "" acquire release renew status force-unlock run doctor; do
   help=$("$RLOCK" $sub --help 2>&1)
+  known+=$(help_options <<<"$help")$'\n'
   for flag in $(grep -oE -- '--[a-z][a-z-]+' <<<"$help" | sort -u); do
     check "'rlock $sub --help' flag $flag is in the man page" grep -qF -- "$flag" <<<"$rendered"
     check "'rlock $sub --help' flag $flag is in the bash completion" grep -qF -- "$flag" "$BASHC"
     check "'rlock $sub --help' flag $flag is in the zsh completion" grep -qF -- "$flag" "$ZSHC"
   done
+  bash_got=$(bash_offers $sub)
+  fish_got=$(fish_offers $sub)
+  for flag in $(help_options <<<"$help"); do
+    check "'rlock $sub --help' option $flag: bash offers it after 'rlock $sub'" in_list "$flag" "$bash_got"
+    check "'rlock $sub --help' option $flag: fish offers it after 'rlock $sub'" in_list "$flag" "$fish_got"
+  done
+  offered+=$bash_got$'\n'$fish_got$'\n'
   [ -n "$sub" ] && check "the man page describes '$sub'" grep -qE "^ +$sub( |$)" <<<"$rendered"
+done
+
+# The other way: a flag a completion offers is one rlock knows. zsh's are read
+# from its _arguments specs ('--ttl=[...', '{-w+,--wait=}', '--fair[...').
+offered+=$(grep -oE -- "--[a-z][a-z-]+(=?\[|=?})" "$ZSHC" | grep -oE -- '--[a-z][a-z-]+')
+for flag in $(sort -u <<<"$offered"); do
+  check "completion flag $flag is one rlock knows (in some --help)" in_list "$flag" "$known"
 done
 finish

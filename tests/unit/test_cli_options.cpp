@@ -1,5 +1,6 @@
 #include <rlock/cli/options.hpp>
 #include <rlock/core/errors.hpp>
+#include <rlock/core/version.hpp>
 
 #include <doctest/doctest.h>
 
@@ -142,7 +143,15 @@ TEST_CASE("help and version print and exit 0") {
   result = rlock::cli::parse(2, args.data(), fake_env);
   CHECK(!result.invocation);
   CHECK(result.exit_code == 0);
-  CHECK(result.output.find("rlock ") == 0);
+  CHECK(result.output == "rlock " RLOCK_VERSION " (git " + std::string(rlock::build_revision()) + ")\n");
+  for (auto json_args : {std::vector<const char*>{"rlock", "--version", "--json"},
+                         std::vector<const char*>{"rlock", "--json", "--version"}}) {
+    result = rlock::cli::parse(3, json_args.data(), fake_env);
+    CHECK(!result.invocation);
+    CHECK(result.output ==
+          R"({"version":")" RLOCK_VERSION R"(","revision":")" + std::string(rlock::build_revision()) + "\"}\n");
+  }
+  CHECK(!rlock::build_revision().empty());
 }
 
 TEST_CASE("man page and completions name every subcommand and long flag") {
@@ -154,14 +163,17 @@ TEST_CASE("man page and completions name every subcommand and long flag") {
     man.erase(at, 1);
   auto bash = read(root + "/completions/rlock.bash");
   auto zsh = read(root + "/completions/_rlock");
+  auto fish = read(root + "/completions/rlock.fish");
   REQUIRE(!man.empty());
   REQUIRE(!bash.empty());
   REQUIRE(!zsh.empty());
+  REQUIRE(!fish.empty());
   for (const auto& sub : rlock::cli::subcommands()) {
     CAPTURE(sub.name);
     CHECK(man.find(std::string(sub.name)) != std::string::npos);
     CHECK(bash.find(std::string(sub.name)) != std::string::npos);
     CHECK(zsh.find(std::string(sub.name)) != std::string::npos);
+    CHECK(fish.find(std::string(sub.name)) != std::string::npos);
     CHECK(rlock::cli::help_text("").find(std::string(sub.name)) != std::string::npos);
   }
   for (const auto& flag : rlock::cli::all_long_flags()) {
@@ -169,6 +181,9 @@ TEST_CASE("man page and completions name every subcommand and long flag") {
     CHECK(man.find(flag) != std::string::npos);
     CHECK(bash.find(flag) != std::string::npos);
     CHECK(zsh.find(flag) != std::string::npos);
+    // fish names a long option without its dashes (`complete ... -l ttl`);
+    // status --names is not offered, only called to list lock names.
+    CHECK(fish.find(flag == "--names" ? flag : "-l " + flag.substr(2) + " ") != std::string::npos);
   }
 }
 
@@ -256,4 +271,12 @@ TEST_CASE("run --once-per and --if-unavailable") {
   usage_error({"-u", "redis://a:1", "-u", "redis://b:1", "run", "L", "--once-per", "1d", "--", "true"});
   usage_error({"acquire", "L", "--once-per", "1d"});
   usage_error({"status", "L", "--if-unavailable", "run"});
+}
+
+TEST_CASE("status --names: the completions' helper, hidden from --help") {
+  CHECK(parse({"status", "--names"}).list_names);
+  CHECK(parse({"status", "--names", "--match", "job-*"}).match == "job-*");
+  CHECK_FALSE(parse({"status"}).list_names);
+  usage_error({"status", "X", "--names"});
+  CHECK(rlock::cli::help_text("status").find("--names") == std::string::npos);
 }

@@ -373,6 +373,16 @@ int watch_status(Context& ctx) {
 
 int cmd_status(Context& ctx) {
   const auto& inv = ctx.inv;
+  if (inv.list_names) {
+    // The shell completions' helper: names only, one a line (a name with a
+    // newline cannot be one completion word, and is left out).
+    for (const auto& state : status_states(ctx)) {
+      if (state.name.find('\n') == std::string::npos) {
+        fmt::print("{}\n", state.name);
+      }
+    }
+    return 0;
+  }
   if (inv.watch) {
     return watch_status(ctx);
   }

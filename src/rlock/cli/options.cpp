@@ -1,6 +1,7 @@
 #include <rlock/cli/options.hpp>
 #include <rlock/core/errors.hpp>
 #include <rlock/core/text.hpp>
+#include <rlock/core/version.hpp>
 #include <rlock/lock/names.hpp>
 #include <rlock/redis/url.hpp>
 
@@ -9,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <memory>
@@ -40,6 +42,7 @@ struct Raw {
   bool if_dead = false;
   std::string match;
   std::string watch; // "" unless --watch was given ("2s" when given without DUR)
+  bool list_names = false;
   std::string on_lost = "term";
   std::string kill_after = "10s";
   std::string hold_min;
@@ -116,7 +119,8 @@ std::unique_ptr<App> make_app() {
   auto a = std::make_unique<App>();
   auto& app = a->app;
   auto& raw = a->raw;
-  app.set_version_flag("--version", std::string("rlock ") + RLOCK_VERSION);
+  app.set_version_flag("--version", version_text(false),
+                       "Print the version and the git revision it was built from (with --json: as JSON)");
   app.require_subcommand(1);
   app.fallthrough();
   app.footer(k_footer);
@@ -194,6 +198,10 @@ std::unique_ptr<App> make_app() {
       ->expected(0, 1)
       ->default_str(std::string(k_default_watch))
       ->option_text("[DUR]");
+  // For the shell completions only, so hidden from --help (group ""): the names
+  // of the locks found, one a line, nothing else (rlock(1), FILES).
+  status->add_flag("--names", raw.list_names, "Print only the names of the locks found, one a line")
+      ->group("");
 
   auto* force = a->subs["force-unlock"];
   force->add_option("NAME", raw.names, "Lock name")->required()->expected(1);
@@ -488,6 +496,13 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   if (!inv.match.empty() && !inv.names.empty()) {
     throw UsageError("status: give lock names or --match, not both");
   }
+  inv.list_names = raw.list_names;
+  if (inv.list_names && !inv.names.empty()) {
+    throw UsageError("status --names lists the locks found (all, or those of --match PATTERN), not named ones");
+  }
+  if (inv.list_names && inv.watch) {
+    throw UsageError("status --names prints the names once; it does not take --watch");
+  }
   inv.on_lost = raw.on_lost == "kill"     ? run::OnLost::kill
                 : raw.on_lost == "ignore" ? run::OnLost::ignore
                                           : run::OnLost::term;
@@ -634,8 +649,9 @@ ParseResult parse(int argc, const char* const* argv, const char* (*env)(const ch
   } catch (const CLI::CallForAllHelp&) {
     result.output = a->app.help("", CLI::AppFormatMode::All);
     return result;
-  } catch (const CLI::CallForVersion& e) {
-    result.output = std::string("rlock ") + RLOCK_VERSION + "\n";
+  } catch (const CLI::CallForVersion&) {
+    // --json's own value is set by a callback that may not have run yet; its count is.
+    result.output = version_text(a->app.get_option("--json")->count() > 0);
     return result;
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
@@ -657,6 +673,14 @@ ParseResult parse(int argc, const char* const* argv, const char* (*env)(const ch
   }
   result.invocation = convert(*a, std::move(child_argv), env);
   return result;
+}
+
+std::string version_text(bool json) {
+  if (json) {
+    nlohmann::ordered_json doc{{"version", k_version}, {"revision", build_revision()}};
+    return doc.dump() + "\n";
+  }
+  return fmt::format("rlock {} (git {})\n", k_version, build_revision());
 }
 
 std::string help_text(std::string_view subcommand) {

@@ -49,6 +49,7 @@ struct Invocation {
   bool if_dead = false;                // force-unlock --if-dead
   std::string match;                   // status --match
   std::optional<Millis> watch;         // status --watch: redraw interval
+  bool list_names = false;             // status --names (hidden: for the completions)
   run::OnLost on_lost = run::OnLost::term; // run
   Millis kill_after{10'000};           // run
   std::optional<Millis> hold_min;      // run
@@ -72,6 +73,11 @@ struct ParseResult {
 // (exit 64) for every bad flag, value, duration, URL or name, and for a
 // --tls-* flag when no URL uses TLS.
 ParseResult parse(int argc, const char* const* argv, const char* (*env)(const char*));
+
+// What --version prints: "rlock 0.1.0 (git abc1234)\n", or with --json
+// {"version":"0.1.0","revision":"abc1234"} and a newline (the revision: see
+// core/version.hpp).
+std::string version_text(bool json);
 
 // The full help text of the program or of one subcommand (for docs checks).
 std::string help_text(std::string_view subcommand);
