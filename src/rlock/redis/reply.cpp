@@ -11,16 +11,17 @@
 
 namespace rlock::redis {
 
-namespace {
-
 // What the reply being read has used so far; hiredis hands it to the reply
-// constructors below as the read task's privdata.
+// constructors below as the read task's privdata. (Outside the anonymous
+// namespace: ReplyReader::State, declared in the header, holds one.)
 struct Budget {
   ReplyLimits limits;
   std::size_t bytes = 0;  // bytes received since the reply began
   std::size_t values = 0; // values created for it
   bool over = false;      // a constructor refused a value: the reply is too large
 };
+
+namespace {
 
 // hiredis keeps its reply constructors in a static table (defaultFunctions, not
 // exported in 0.14); a reader made by redisReaderCreate points at it, so copy it
