@@ -38,18 +38,20 @@ function __rlock_using
     contains -- $words[1] $argv
 end
 
-# run: true once the cursor is in CMD, past the "--" that follows NAME
-# (`run -- -x -- CMD` names "-x").
-function __rlock_in_command
-    set -l words (__rlock_after_subcommand)
-    or return 1
-    test "$words[1]" = run; or return 1
+# run: where CMD starts among the words after the subcommand (given as the
+# arguments), past the "--" that follows NAME (`run -- -x -- CMD` names "-x");
+# status 1 when the words do not reach CMD.
+function __rlock_command_start
+    test "$argv[1]" = run; or return 1
     set -l named 0
     set -l i 2
-    while test $i -le (count $words)
-        switch $words[$i]
+    while test $i -le (count $argv)
+        switch $argv[$i]
             case --
-                test $named -eq 1; and return 0
+                if test $named -eq 1
+                    math $i + 1
+                    return 0
+                end
                 set named 1 # the next word is NAME
                 set i (math $i + 1)
             case $__rlock_sub_values
@@ -61,6 +63,13 @@ function __rlock_in_command
         set i (math $i + 1)
     end
     return 1
+end
+
+# run: true once the cursor is in CMD.
+function __rlock_in_command
+    set -l words (__rlock_after_subcommand)
+    or return 1
+    __rlock_command_start $words >/dev/null
 end
 
 # A NAME position: a subcommand that takes lock names, and (run) not yet in CMD.
@@ -94,26 +103,10 @@ end
 # CMD and its arguments, completed as a command line of their own.
 function __rlock_complete_command
     set -l words (__rlock_after_subcommand) (commandline -ct)
-    set -l named 0
-    set -l i 2
-    while test $i -le (count $words)
-        switch $words[$i]
-            case --
-                if test $named -eq 1
-                    set -l line (string escape -- $words[(math $i + 1)..-1])
-                    complete -C (string join ' ' -- $line)
-                    return
-                end
-                set named 1
-                set i (math $i + 1)
-            case $__rlock_sub_values
-                set i (math $i + 1)
-            case '-*'
-            case '*'
-                set named 1
-        end
-        set i (math $i + 1)
-    end
+    set -l start (__rlock_command_start $words)
+    or return
+    set -l line (string escape -- $words[$start..-1])
+    complete -C (string join ' ' -- $line)
 end
 
 set -l durations 500ms 2s 10s 30s 1m 5m 30m 1h

@@ -59,6 +59,34 @@ std::optional<std::string> text(const nlohmann::json& value) {
   return out;
 }
 
+// The fields of a record: each value only when it has the right type and
+// range. No exceptions: a parse error gives no fields. nlohmann's parser is
+// iterative, and the scripts cap a record at 8 KiB, so nesting is harmless.
+class Fields {
+public:
+  explicit Fields(std::string_view raw) : m_doc(nlohmann::json::parse(raw, nullptr, false)) {}
+
+  std::optional<std::string> text(const char* key) const {
+    const auto* value = find(key);
+    return value ? lock::text(*value) : std::nullopt;
+  }
+  std::optional<long long> number(const char* key, long long low, long long high) const {
+    const auto* value = find(key);
+    return value ? whole_number(*value, low, high) : std::nullopt;
+  }
+
+private:
+  const nlohmann::json* find(const char* key) const {
+    if (!m_doc.is_object()) {
+      return nullptr;
+    }
+    auto it = m_doc.find(key);
+    return it == m_doc.end() ? nullptr : &*it;
+  }
+
+  nlohmann::json m_doc;
+};
+
 } // namespace
 
 bool HolderRecord::readable() const {
@@ -68,90 +96,38 @@ bool HolderRecord::readable() const {
 
 HolderRecord parse_holder_record(std::string_view raw) {
   HolderRecord record;
-  // No exceptions: a parse error gives a discarded value. nlohmann's parser is
-  // iterative, and the scripts cap the value at 8 KiB, so nesting is harmless.
-  auto doc = nlohmann::json::parse(raw, nullptr, false);
-  if (!doc.is_object()) {
-    return record;
-  }
-  auto field = [&](const char* key) -> const nlohmann::json* {
-    auto it = doc.find(key);
-    return it == doc.end() ? nullptr : &*it;
-  };
-  if (const auto* v = field("host")) {
-    record.host = text(*v);
-  }
-  if (const auto* v = field("pid")) {
-    record.pid = whole_number(*v, 1, k_max_pid);
-  }
-  if (const auto* v = field("command")) {
-    record.command = text(*v);
-  }
-  if (const auto* v = field("acquired_at_ms")) {
-    record.acquired_at_ms = whole_number(*v, 0, k_max_epoch_ms);
-  }
-  if (const auto* v = field("ttl_ms")) {
-    record.ttl_ms = whole_number(*v, 1, k_max_ttl_ms);
-  }
-  if (const auto* v = field("fence")) {
-    record.fence = whole_number(*v, 0, k_max_fence);
-  }
-  if (const auto* v = field("version")) {
-    record.version = text(*v);
-  }
-  if (const auto* v = field("since_ms")) {
-    record.since_ms = whole_number(*v, 0, k_max_epoch_ms);
-  }
-  if (const auto* v = field("renewed_at_ms")) {
-    record.renewed_at_ms = whole_number(*v, 0, k_max_epoch_ms);
-  }
-  if (const auto* v = field("boot_id")) {
-    record.boot_id = text(*v);
-  }
-  if (const auto* v = field("start_ticks")) {
-    record.start_ticks = whole_number(*v, 0, std::numeric_limits<long long>::max());
-  }
+  Fields fields(raw);
+  record.host = fields.text("host");
+  record.pid = fields.number("pid", 1, k_max_pid);
+  record.command = fields.text("command");
+  record.acquired_at_ms = fields.number("acquired_at_ms", 0, k_max_epoch_ms);
+  record.ttl_ms = fields.number("ttl_ms", 1, k_max_ttl_ms);
+  record.fence = fields.number("fence", 0, k_max_fence);
+  record.version = fields.text("version");
+  record.since_ms = fields.number("since_ms", 0, k_max_epoch_ms);
+  record.renewed_at_ms = fields.number("renewed_at_ms", 0, k_max_epoch_ms);
+  record.boot_id = fields.text("boot_id");
+  record.start_ticks = fields.number("start_ticks", 0, std::numeric_limits<long long>::max());
   return record;
 }
 
 DoneRecord parse_done_record(std::string_view raw, long long ttl_ms) {
   DoneRecord record;
   record.ttl_ms = ttl_ms;
-  auto doc = nlohmann::json::parse(raw, nullptr, false);
-  if (!doc.is_object()) {
-    return record;
-  }
-  auto field = [&](const char* key) -> const nlohmann::json* {
-    auto it = doc.find(key);
-    return it == doc.end() ? nullptr : &*it;
-  };
-  if (const auto* v = field("window_start_ms")) {
-    record.window_start_ms = whole_number(*v, 0, k_max_epoch_ms);
-  }
-  if (const auto* v = field("window_end_ms")) {
-    record.window_end_ms = whole_number(*v, 1, k_max_epoch_ms);
-  }
+  Fields fields(raw);
+  record.window_start_ms = fields.number("window_start_ms", 0, k_max_epoch_ms);
+  record.window_end_ms = fields.number("window_end_ms", 1, k_max_epoch_ms);
   if (record.window_start_ms && record.window_end_ms && *record.window_end_ms <= *record.window_start_ms) {
     record.window_start_ms.reset();
     record.window_end_ms.reset();
   }
-  if (const auto* v = field("host")) {
-    record.host = text(*v);
-  }
-  if (const auto* v = field("pid")) {
-    record.pid = whole_number(*v, 1, k_max_pid);
-  }
-  if (const auto* v = field("command")) {
-    record.command = text(*v);
-  }
-  if (const auto* v = field("done_at_ms")) {
-    record.done_at_ms = whole_number(*v, 0, k_max_epoch_ms);
-  }
-  if (const auto* v = field("exit")) {
-    record.exit = whole_number(*v, 0, 255);
-  }
-  if (const auto* v = field("op"); v != nullptr && v->is_string() && v->get<std::string>().size() <= 64) {
-    record.op = v->get<std::string>();
+  record.host = fields.text("host");
+  record.pid = fields.number("pid", 1, k_max_pid);
+  record.command = fields.text("command");
+  record.done_at_ms = fields.number("done_at_ms", 0, k_max_epoch_ms);
+  record.exit = fields.number("exit", 0, 255);
+  if (auto op = fields.text("op"); op && op->size() <= 64) {
+    record.op = *op;
   }
   return record;
 }
