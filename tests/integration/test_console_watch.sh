@@ -109,6 +109,12 @@ RC=$?; OUT=$(cat "$TEST_TMP/down")
 expect_rc 0 "Redis down: the watch goes on until SIGINT"
 check "Redis down: each frame says so" test "$(grep -c 'trying again every 200ms' <<<"$OUT")" -ge 2
 
+# A reader that goes away: with SIGPIPE ignored (as some job runners do), the
+# watch sees EPIPE and ends with 0 instead of writing to nobody forever.
+OUT=$(timeout 5 bash -c 'trap "" PIPE; "$1" status --watch 100ms | head -1 >/dev/null; echo "${PIPESTATUS[0]}"' _ "$RLOCK")
+RC=$?
+check "a closed pipe ends the watch (exit ${OUT:-none}, timeout's $RC)" test "$RC:$OUT" = "0:0"
+
 r status --watch 10ms
 expect_rc 64 "--watch 10ms: too short"
 r status --watch 5x

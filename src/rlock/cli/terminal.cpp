@@ -1,5 +1,6 @@
 #include <rlock/cli/terminal.hpp>
 #include <rlock/core/clock.hpp>
+#include <rlock/core/errors.hpp>
 #include <rlock/core/signals.hpp>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cerrno>
 #include <cstring>
 #include <string_view>
 
@@ -52,9 +54,18 @@ Size terminal_size() {
   return {};
 }
 
-void write_all(std::string_view text) {
+// False when stdout's reader has gone (EPIPE: `status --watch | head` with
+// SIGPIPE ignored); throws for any other write error.
+bool write_all(std::string_view text) {
+  std::clearerr(stdout);
   std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fflush(stdout);
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) {
+    return true;
+  }
+  if (errno == EPIPE) {
+    return false;
+  }
+  throw Error(ExitCode::software, fmt::format("cannot write to stdout: {}", std::strerror(errno)));
 }
 
 // Hides the cursor while it lives; shows it again however the watch ends.
@@ -67,7 +78,8 @@ public:
   }
   ~HiddenCursor() {
     if (m_active) {
-      write_all("\x1b[?25h");
+      std::fputs("\x1b[?25h", stdout); // no throwing here: best effort
+      std::fflush(stdout);
     }
   }
   HiddenCursor(const HiddenCursor&) = delete;
@@ -122,9 +134,10 @@ int watch(Millis interval, bool redraw, const std::function<std::string(const Ta
         screen += cut.substr(start, end - start) + "\x1b[K\n";
       }
       screen += cut.substr(start) + "\x1b[K\x1b[J";
-      write_all(screen);
-    } else {
-      write_all(text);
+      text = std::move(screen);
+    }
+    if (!write_all(text)) {
+      return 0; // nobody reads the frames any more
     }
     pollfd wait{signals.fd(), POLLIN, 0};
     const TimePoint deadline = Clock::now() + interval;

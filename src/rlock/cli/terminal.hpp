@@ -30,7 +30,8 @@ std::string cut_to_rows(const std::string& text, std::optional<std::size_t> rows
 // or SIGHUP, then returns 0. On a terminal (redraw) each frame replaces the
 // last one in place, with the cursor hidden until the end (restored also when
 // `frame` throws); a window resize redraws at once. Off a terminal each frame
-// is printed after the last one. `frame` gets the terminal's width.
+// is printed after the last one. `frame` gets the terminal's width. When
+// stdout's reader goes away (EPIPE), the watch ends with 0 too.
 int watch(Millis interval, bool redraw, const std::function<std::string(const TableStyle&)>& frame);
 
 } // namespace rlock::cli
