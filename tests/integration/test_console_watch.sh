@@ -82,6 +82,13 @@ check "NO_COLOR=1: exit 0 on SIGINT" test "$rc" = 0
 check "NO_COLOR=1: no colour on the terminal" bash -c '! grep -qF $'"'"'\e[1m'"'"' <<<"$1"' _ "$screen"
 check "NO_COLOR=1: the named lock, with its details" grep -q '^w:one: held by ' <<<"$(tr -d '\r' <<<"$screen")"
 
+# An empty listing says so to a person (stderr, on a terminal); a script
+# reading stdout gets nothing.
+out=$(pty_watch "" status --match 'none:*')
+check "terminal: an empty listing says so" grep -q 'rlock: no locks found on redis://127.0.0.1:[0-9]* matching "none:\*"' <<<"$out"
+r status --match 'none:*'
+check "off a terminal: an empty listing prints nothing" test -z "$OUT$ERR"
+
 # Off a terminal: one snapshot per interval, each after the last.
 timeout -s INT --preserve-status 1.1 "$RLOCK" status --watch 300ms >"$TEST_TMP/plain" 2>"$TEST_TMP/err"
 RC=$?; OUT=$(cat "$TEST_TMP/plain"); ERR=$(cat "$TEST_TMP/err")

@@ -391,6 +391,11 @@ int cmd_status(Context& ctx) {
     fmt::print("{}", status_json_text(states));
   } else {
     fmt::print("{}", status_table(states, stdout_style(), !inv.names.empty()));
+    if (states.empty() && isatty(STDOUT_FILENO)) {
+      // For people only: a script reading stdout gets nothing, as before.
+      log::info("no locks found on {}{}", ctx.store->describe(),
+                inv.match.empty() ? std::string() : " matching " + quote(inv.match));
+    }
   }
   bool all_held = std::all_of(states.begin(), states.end(), [](const auto& state) { return state.held(); });
   return inv.names.empty() || all_held ? 0 : static_cast<int>(ExitCode::not_held);
