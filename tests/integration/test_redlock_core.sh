@@ -288,6 +288,34 @@ r "${TO[@]}" status K2
 expect_rc 1 "status K2: a on one node, b on another: no majority"
 del_on K2
 
+# ------------------------------------------------------------------ listing
+# Every master's view of every name a master lists: one that holds on all three,
+# one put on master 0 alone. A master's own listing is its view of what it
+# found; only the others are asked for L1 by name (one inspect each), so a name
+# every master lists costs no second request.
+r "${TO[@]}" acquire LA --ttl 30s --owner lown
+mcli 0 HSET LB tok 1 >/dev/null
+mcli 0 PEXPIRE LB 30000 >/dev/null
+evalsha_calls() { mcli "$1" INFO commandstats | tr -d '\r' | sed -n 's/^cmdstat_evalsha:calls=\([0-9]*\),.*/\1/p'; }
+before=$(for i in "${M3[@]}"; do evalsha_calls "$i"; done | paste -sd' ')
+r "${TO[@]}" --json status --match 'L[AB]'
+after=$(for i in "${M3[@]}"; do evalsha_calls "$i"; done | paste -sd' ')
+expect_rc 0 "Redlock listing (--match)"
+check "listing: LA held on 3 of 3 by lown, LB held by nobody's majority, each with 3 views" python3 -c '
+import json,sys
+d={l["name"]: l for l in json.loads(sys.argv[1])["locks"]}
+assert sorted(d) == ["LA","LB"], d.keys()
+assert d["LA"]["held"] and d["LA"]["owner"] == "lown" and d["LA"]["masters_holding"] == 3, d["LA"]
+assert not d["LB"]["held"] and len(d["LB"]["nodes"]) == 3, d["LB"]
+assert [n["held"] for n in d["LB"]["nodes"]] == [True, False, False], [n["held"] for n in d["LB"]["nodes"]]' "$OUT"
+calls=$(python3 -c 'import sys; b=sys.argv[1].split(); a=sys.argv[2].split(); print(" ".join(str(int(x)-int(y)) for x,y in zip(a,b)))' "$before" "$after")
+check "listing: one inspect on master 0 (it lists both), two on the others (LB read by name) ($calls)" test "$calls" = "1 2 2"
+r "${TO[@]}" status --match 'L[AB]'
+check "listing text: LA and LB rows, each master's view of LB under the table" bash -c 'grep -qE "^LA +rlock " <<<"$1" && grep -qE "^LB +free " <<<"$1" && grep -q "^LB: not held by a majority on 1 of 3 masters" <<<"$1"' _ "$OUT"
+echo "$OUT" | sed 's/^/  | /'
+r "${TO[@]}" release LA --owner lown
+del_on LB
+
 # ------------------------------------------------------------------ fencing
 prev=0; ok=1; back=1; fences=
 for k in 1 2 3 4 5; do

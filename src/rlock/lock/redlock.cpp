@@ -41,6 +41,13 @@ template <class T> struct Answer {
   std::optional<RedisError> error;
 };
 
+// What a master's failed request says, naming the master.
+RedisError node_error(const redis::Client& node, const std::exception& e) {
+  const auto* redis = dynamic_cast<const RedisError*>(&e);
+  return RedisError(redis != nullptr ? redis->kind() : RedisErrorKind::server,
+                    fmt::format("{}: {}", node.describe(), e.what()));
+}
+
 // Calls `request(client)` on every master at once.
 template <class T, class F>
 std::vector<Answer<T>> ask_all(std::vector<redis::Client>& nodes, const F& request) {
@@ -48,11 +55,8 @@ std::vector<Answer<T>> ask_all(std::vector<redis::Client>& nodes, const F& reque
   fan_out(nodes.size(), [&](std::size_t i) {
     try {
       answers[i].value = request(nodes[i]);
-    } catch (const RedisError& e) {
-      answers[i].error = RedisError(e.kind(), fmt::format("{}: {}", nodes[i].describe(), e.what()));
     } catch (const std::exception& e) {
-      answers[i].error =
-          RedisError(RedisErrorKind::server, fmt::format("{}: {}", nodes[i].describe(), e.what()));
+      answers[i].error = node_error(nodes[i], e);
     }
   });
   return answers;
@@ -122,6 +126,10 @@ public:
   }
   std::vector<LockState> inspect(const std::vector<std::string>& names) override;
   std::vector<LockState> find_locks(const std::string& pattern) override;
+  // Each name's state from every master's view of `names` (answers[i]: master
+  // i's states in the order of `names`, or its error): the majority's holder.
+  std::vector<LockState> combine(const std::vector<std::string>& names,
+                                 const std::vector<Answer<std::vector<LockState>>>& answers);
 
   void refresh() override {
     for (auto& node : m_nodes) {
@@ -505,8 +513,12 @@ std::optional<std::string> RedlockStore::force_unlock(const LockKeys& keys) {
 }
 
 std::vector<LockState> RedlockStore::inspect(const std::vector<std::string>& names) {
-  auto answers = ask_all<std::vector<LockState>>(
-      m_nodes, [&](redis::Client& node) { return lock::inspect(node, names); });
+  return combine(names, ask_all<std::vector<LockState>>(
+                            m_nodes, [&](redis::Client& node) { return lock::inspect(node, names); }));
+}
+
+std::vector<LockState> RedlockStore::combine(const std::vector<std::string>& names,
+                                             const std::vector<Answer<std::vector<LockState>>>& answers) {
   if (answered(answers) < need()) {
     throw quorum_error(fmt::format("answered by {}", count_phrase(answered(answers))), answers);
   }
@@ -560,6 +572,10 @@ std::vector<LockState> RedlockStore::inspect(const std::vector<std::string>& nam
   return states;
 }
 
+// The names any master lists, each seen by every master: a master's own
+// listing gives its view of the names it found; only a master that lacks some
+// names is asked for those (one more request), so when every master holds the
+// same locks, listing is one round.
 std::vector<LockState> RedlockStore::find_locks(const std::string& pattern) {
   auto answers = ask_all<std::vector<LockState>>(
       m_nodes, [&](redis::Client& node) { return lock::find_locks(node, pattern); });
@@ -573,7 +589,36 @@ std::vector<LockState> RedlockStore::find_locks(const std::string& pattern) {
   }
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
-  return inspect(names);
+  fan_out(m_nodes.size(), [&](std::size_t i) {
+    if (!answers[i].value) {
+      return;
+    }
+    std::map<std::string, LockState> own;
+    for (auto& state : *answers[i].value) {
+      own.emplace(state.name, std::move(state));
+    }
+    std::vector<std::string> missing;
+    for (const auto& name : names) {
+      if (!own.count(name)) {
+        missing.push_back(name);
+      }
+    }
+    try {
+      auto read = missing.empty() ? std::vector<LockState>() : lock::inspect(m_nodes[i], missing);
+      for (auto& state : read) {
+        own.insert_or_assign(state.name, std::move(state));
+      }
+      std::vector<LockState> view;
+      for (const auto& name : names) {
+        view.push_back(std::move(own.at(name)));
+      }
+      answers[i].value = std::move(view);
+    } catch (const std::exception& e) {
+      answers[i].value.reset();
+      answers[i].error = node_error(m_nodes[i], e);
+    }
+  });
+  return combine(names, answers);
 }
 
 } // namespace
