@@ -37,8 +37,13 @@ const char* getenv_wrapper(const char* name) {
   return std::getenv(name);
 }
 
+// One JSON document on one line (invalid UTF-8 from Redis replaced, never thrown on).
+std::string json_line(const nlohmann::json& doc) {
+  return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
 void print_json(const nlohmann::json& doc) {
-  fmt::print("{}\n", doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  fmt::print("{}", json_line(doc));
 }
 
 // `path` made absolute (for a child that may change directory).
@@ -335,8 +340,7 @@ std::string status_json_text(const std::vector<lock::LockState>& states) {
   for (const auto& state : states) {
     locks.push_back(status_json(state));
   }
-  nlohmann::json doc = {{"schema", k_status_schema}, {"locks", locks}};
-  return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return json_line({{"schema", k_status_schema}, {"locks", locks}});
 }
 
 // status --watch: a frame per interval; a server that cannot be reached is

@@ -112,15 +112,6 @@ Row holder_row(const lock::LockState& state, std::string kind, const std::string
   return row;
 }
 
-long long count_of(const lock::LockState& state, const std::string& owner) {
-  for (const auto& [token, count] : state.owners) {
-    if (token == owner) {
-      return count;
-    }
-  }
-  return 0;
-}
-
 void add_rows(const lock::LockState& state, std::vector<Row>& rows) {
   if (state.mode == "semaphore") {
     for (const auto& permit : state.holders) {
@@ -174,8 +165,8 @@ void add_rows(const lock::LockState& state, std::vector<Row>& rows) {
     return;
   }
   std::string kind = state.mode == "fair" ? "fair" : state.record ? "rlock" : "redisson";
-  std::string owner = state.owners.empty() ? std::string() : state.owners.front().first;
-  rows.push_back(holder_row(state, kind, owner, count_of(state, owner), state.ttl, state.record));
+  const auto& [owner, count] = state.owners.empty() ? std::pair<std::string, long long>() : state.owners.front();
+  rows.push_back(holder_row(state, kind, owner, count, state.ttl, state.record));
 }
 
 // What has no column: waiters in order, free permits, each master's view.

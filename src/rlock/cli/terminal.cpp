@@ -89,12 +89,16 @@ private:
   bool m_active;
 };
 
+// The style of a table on stdout, a terminal of `size` (none: not a terminal).
+TableStyle style_for(const Size& size) {
+  return {table_width(std::getenv("COLUMNS"), size.columns),
+          colour_wanted(isatty(STDOUT_FILENO) != 0, std::getenv("NO_COLOR"), std::getenv("TERM"))};
+}
+
 } // namespace
 
 TableStyle stdout_style() {
-  bool terminal = isatty(STDOUT_FILENO) != 0;
-  return {table_width(std::getenv("COLUMNS"), terminal_size().columns),
-          colour_wanted(terminal, std::getenv("NO_COLOR"), std::getenv("TERM"))};
+  return style_for(terminal_size());
 }
 
 std::string cut_to_rows(const std::string& screen, std::optional<std::size_t> rows) {
@@ -121,9 +125,8 @@ int watch(Millis interval, bool redraw, const std::function<std::string(const Ta
   SignalFd signals({SIGINT, SIGTERM, SIGHUP, SIGWINCH});
   HiddenCursor cursor(redraw);
   for (;;) {
-    auto size = redraw ? terminal_size() : Size{};
-    TableStyle style = stdout_style();
-    std::string text = frame(style);
+    const Size size = terminal_size(); // once a frame: a resize takes effect at the next
+    std::string text = frame(style_for(size));
     if (redraw) {
       // Home, each line over the last frame's (erasing what it leaves), then
       // everything below: no blank flash between frames.
