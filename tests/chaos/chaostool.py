@@ -3,7 +3,8 @@
 
   chaostool.py deathwatch OUT PID [--timeout S]
       Waits (pidfd, no polling) for PID to exit and writes the wall-clock ms of
-      its death to OUT. Gives up after --timeout seconds (default 60).
+      its death to OUT (-1 if it was gone already). OUT.ready appears once it
+      watches. Gives up after --timeout seconds (default 60).
 
   chaostool.py lease MONITOR_LOG KEY [--owner TOKEN]
       Reads `redis-cli MONITOR` output and prints the server-side leases of KEY,
@@ -15,7 +16,16 @@
 
   chaostool.py pexpires MONITOR_LOG KEY
       Every PEXPIRE applied to KEY: "<ms> <lease ms>".
+
+  chaostool.py sample PORT OUT [--every S] [--seconds S] [--stop FILE] -- CMD ARGS...
+      One long-lived sampler (no process start per sample): sends CMD to the
+      Redis on 127.0.0.1:PORT every S seconds (default 0.05) and appends
+      "<wall ms sent> <wall ms replied> <reply>" to OUT, until FILE exists or
+      --seconds (default 30) have passed. The server ran a sample between its two
+      stamps: judge a sample against an interval the test recorded (a command's
+      start and end) only if both stamps fall inside it.
 """
+import socket
 import os
 import select
 import shlex
@@ -27,8 +37,9 @@ def deathwatch(out, pid, timeout):
     try:
         fd = os.pidfd_open(pid)
     except ProcessLookupError:
-        t = time.time() * 1000
+        t = -1  # gone before it was watched: its time of death is unknown
     else:
+        open(out + ".ready", "w").close()
         p = select.poll()
         p.register(fd, select.POLLIN)
         if p.poll(timeout * 1000):
@@ -79,7 +90,64 @@ def leases(path, key):
     return out
 
 
+def resp(args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a.encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+def read_reply(f):
+    line = f.readline()
+    if not line:
+        raise ConnectionError("closed")
+    kind, rest = line[:1], line[1:].rstrip(b"\r\n")
+    if kind in (b"+", b"-", b":"):
+        return rest.decode(errors="replace")
+    if kind == b"$":
+        n = int(rest)
+        if n < 0:
+            return "(nil)"
+        data = f.read(n + 2)
+        return data[:-2].decode(errors="replace")
+    if kind == b"*":
+        n = int(rest)
+        return ",".join(read_reply(f) for _ in range(max(n, 0)))
+    raise ConnectionError("bad reply")
+
+
+def sample(port, out, cmd, every, seconds, stop):
+    end = time.monotonic() + seconds
+    conn = None
+    with open(out, "a", buffering=1) as log:
+        while time.monotonic() < end and not (stop and os.path.exists(stop)):
+            sent = time.time() * 1000
+            try:
+                if conn is None:
+                    sock = socket.create_connection(("127.0.0.1", port), timeout=2)
+                    conn = (sock, sock.makefile("rb"))
+                conn[0].sendall(resp(cmd))
+                value = read_reply(conn[1])
+            except (OSError, ConnectionError, ValueError):
+                conn = None
+                value = "(error)"
+            log.write("%d %d %s\n" % (sent, time.time() * 1000, value))
+            time.sleep(every)
+
+
 def main(argv):
+    if len(argv) >= 4 and argv[0] == "sample" and "--" in argv:
+        opts, cmd = argv[:argv.index("--")], argv[argv.index("--") + 1:]
+        every, seconds, stop = 0.05, 30.0, None
+        if "--every" in opts:
+            every = float(opts[opts.index("--every") + 1])
+        if "--seconds" in opts:
+            seconds = float(opts[opts.index("--seconds") + 1])
+        if "--stop" in opts:
+            stop = opts[opts.index("--stop") + 1]
+        sample(int(opts[1]), opts[2], cmd, every, seconds, stop)
+        return 0
     if len(argv) >= 3 and argv[0] == "deathwatch":
         timeout = 60.0
         if "--timeout" in argv:

@@ -12,6 +12,17 @@ RLOCK_LUA=$(dirname "$RLOCK")/lua
 command -v redis-server >/dev/null || { echo "FAIL: redis-server is not installed"; exit 1; }
 command -v redis-cli >/dev/null || { echo "FAIL: redis-cli is not installed"; exit 1; }
 
+# The Python interpreter, resolved once: `python3` on PATH may be a version
+# manager's shim that costs a second or more per start on a busy machine. Its
+# directory goes first on PATH too, so `#!/usr/bin/env python3` helpers and every
+# `python3` below run the interpreter itself. (Scenarios call it as "$PY".)
+if [ -z "${PY:-}" ] || [ ! -x "$PY" ]; then
+  PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+  [ -x "$PY" ] || { echo "FAIL: python3 is not installed"; exit 1; }
+fi
+export PY
+case ":$PATH:" in *":${PY%/*}:"*) ;; *) export PATH="${PY%/*}:$PATH" ;; esac
+
 TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/rlock-test.XXXXXX")
 _pids=()
 _passed=0
@@ -34,7 +45,7 @@ trap cleanup EXIT
 
 # A TCP port nobody listens on (the kernel picks it).
 free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+  "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
 # start_redis [extra redis-server args...]: sets REDIS_PORT, REDIS_PID, RLOCK_URL.
@@ -98,8 +109,8 @@ expect_rc() {
 }
 
 # JSON output: is_json TEXT; jget TEXT PATH (dotted, numbers index arrays).
-is_json() { python3 -c 'import json,sys; json.load(sys.stdin)' <<<"$1" 2>/dev/null; }
-jget() { python3 -c 'import json,sys; d=json.load(sys.stdin)
+is_json() { "$PY" -c 'import json,sys; json.load(sys.stdin)' <<<"$1" 2>/dev/null; }
+jget() { "$PY" -c 'import json,sys; d=json.load(sys.stdin)
 for k in sys.argv[1].split("."):
     d = d[int(k)] if k.isdigit() else d[k]
 print(json.dumps(d) if not isinstance(d,str) else d)' "$2" <<<"$1"; }
@@ -107,7 +118,7 @@ print(json.dumps(d) if not isinstance(d,str) else d)' "$2" <<<"$1"; }
 one_err_line() { [[ $ERR == "rlock: "* ]] && [ "$(printf '%s\n' "$ERR" | wc -l)" -eq 1 ]; }
 
 # Monotonic milliseconds.
-now_ms() { python3 -c 'import time; print(int(time.monotonic()*1000))'; }
+now_ms() { "$PY" -c 'import time; print(int(time.monotonic()*1000))'; }
 # Wall-clock milliseconds without a fork.
 ms() { local t=${EPOCHREALTIME/./}; echo $(( t / 1000 )); }
 between() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
@@ -151,7 +162,7 @@ subscribe() {
 # got_msg FILE CHANNEL [MESSAGE [N]]: at least N (default 1) "message CHANNEL
 # MESSAGE" triples (MESSAGE default '0') arrived in FILE; no_msg FILE: none did.
 got_msg() {
-  python3 - "$1" "$2" "${3:-0}" "${4:-1}" <<'PY'
+  "$PY" - "$1" "$2" "${3:-0}" "${4:-1}" <<'PY'
 import sys
 lines = open(sys.argv[1]).read().split("\n")
 n = sum(1 for i in range(len(lines) - 2)
@@ -160,6 +171,39 @@ sys.exit(0 if n >= int(sys.argv[4]) else 1)
 PY
 }
 no_msg() { ! grep -q '^message$' "$1"; }
+
+# --- sampling Redis while a command runs --------------------------------------
+CHAOSTOOL=$(cd "$(dirname "${BASH_SOURCE[0]}")/../chaos" && pwd)/chaostool.py
+# sampler_start OUT STOP CMD...: one long-lived sampler (chaostool.py sample)
+# sends CMD to the test server every 50ms until the file STOP exists (60s at
+# most), each line "<sent ms> <replied ms> <reply>" (wall clock).
+sampler_start() {
+  local out=$1 stop=$2; shift 2
+  env "${BG_BASE_ENV[@]}" "$PY" "$CHAOSTOOL" sample "$REDIS_PORT" "$out" --every 0.05 --seconds 60 --stop "$stop" -- "$@" &
+  _pids+=($!)
+}
+# samples_within OUT FROM TO: the replies of the samples the server ran inside
+# [FROM, TO] (wall ms): sent after FROM and answered before TO.
+samples_within() { awk -v a="$2" -v b="$3" '$1 >= a && $2 <= b { print $3 }' "$1"; }
+# STAMPED: a command for `rlock run ... -- sh -c "$STAMPED" FILE SECONDS` that
+# writes its start and end (wall ms, by the real clock even under a clock shim)
+# to FILE.start and FILE.end around a sleep of SECONDS.
+STAMPED='env -u LD_PRELOAD date +%s%3N >"$0.start"; sleep "$1"; env -u LD_PRELOAD date +%s%3N >"$0.end"'
+
+# deathwatch PID OUT: records PID's death (wall ms, through a pidfd: no polling)
+# in OUT, in the background; returns once it watches (OUT.ready), so a death
+# right after it is timed (-1 in OUT: PID was gone before it was watched).
+deathwatch() {
+  rm -f "$2.ready"
+  "$PY" "$CHAOSTOOL" deathwatch "$2" "$1" --timeout 60 &
+  _pids+=($!)
+  wait_until 10 eval "[ -e '$2.ready' ] || [ -e '$2' ]"
+}
+# lease_floor SAMPLES UNTIL: from a sampler of `PTTL KEY`, the latest time (wall
+# ms) the key's lease is proven to have lasted: a sample sent at S that read P
+# (> 0) proves the lease ran until at least S + P. Only samples answered before
+# UNTIL count.
+lease_floor() { awk -v u="$2" '$2 <= u && $3 > 0 && $1 + $3 > m { m = $1 + $3 } END { printf "%.0f\n", m }' "$1"; }
 
 # bg F ARGS...: runs `rlock ARGS...` in the background (signal dispositions
 # reset to default, as from an interactive shell), with BG_BASE_ENV and BG_ENV

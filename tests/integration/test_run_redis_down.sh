@@ -17,34 +17,42 @@ check "rlock exits" wait_until 8 bg_done "$T"
 check "a 0.6s stall of Redis does not stop the child (exit 0, got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 0
 check "P is released" key_gone P
 
-T=$TEST_TMP/d
-bg "$T" run D --ttl 3s -- sh -c 'echo $$ >$1.sh.pid; sleep 600 & echo $! >$1.sleep.pid; wait' sh "$T"
-sh_pid=$(pid_of "$T.sh.pid"); sleep_pid=$(pid_of "$T.sleep.pid")
-check "D is held" key_there D
+# renewed_then FILE NAME FAULT...: `run NAME --ttl 3s` over a shell and its
+# `sleep 600` (FILE.sh.pid, FILE.sleep.pid; deaths watched into FILE.sh.death
+# and FILE.sleep.death), with PTTL NAME sampled on one connection; once a
+# renewal is seen (the PTTL jumps up) runs FAULT. Sets T_FAULT (wall ms) and
+# FLOOR: the latest time the server's lease is proven to last (lease_floor).
+renewed_then() {
+  local f=$1 name=$2 child=$3; shift 3
+  bg "$f" run "$name" --ttl 3s -- sh -c "$child" sh "$f"
+  sh_pid=$(pid_of "$f.sh.pid"); sleep_pid=$(pid_of "$f.sleep.pid")
+  deathwatch "$sh_pid" "$f.sh.death"; deathwatch "$sleep_pid" "$f.sleep.death"
+  sampler_start "$f.pttl" "$f.stop" PTTL "$name"
+  # A renewal: a sample whose PTTL is 300ms above the one before.
+  renewed() { awk 'NR > 1 && $3 > prev + 300 { found = 1 } { prev = $3 } END { exit !found }' "$f.pttl" 2>/dev/null; }
+  check "$name: a renewal was seen before the fault" wait_until 5 renewed
+  "$@"
+  T_FAULT=$(ms)
+  touch "$f.stop"
+  FLOOR=$(lease_floor "$f.pttl" "$T_FAULT")
+  echo "  $name: the fault came at the lease floor - $(( FLOOR - T_FAULT ))ms"
+}
+# died_before_floor LABEL FILE: the child's tree died before FLOOR.
+died_before_floor() {
+  local label=$1 f=$2
+  check "$label: the tree is stopped" wait_until 10 dead_all "$sh_pid" "$sleep_pid"
+  wait_until 5 has_file "$f.sleep.death"; wait_until 5 has_file "$f.sh.death"
+  local d1 d2; d1=$(cat "$f.sleep.death" 2>/dev/null || echo -1); d2=$(cat "$f.sh.death" 2>/dev/null || echo -1)
+  local dead=$(( d1 > d2 ? d1 : d2 ))
+  echo "  $label: the tree died $(( dead - T_FAULT ))ms after the fault, $(( FLOOR - dead ))ms before the lease could end"
+  check "$label: the child died before the server's lease could have expired" test "$d1" -gt 0 -a "$d2" -gt 0 -a "$dead" -lt "$FLOOR"
+}
 
-# Wait for a renewal (PTTL jumps up), then kill Redis right after it. The
-# lease end as the server sees it is at least (time of the last PTTL request)
-# + (that PTTL); the child must be dead before then.
-prev=$(rcli PTTL D); renewed=no
-for i in $(seq 1 60); do
-  t_poll=$(ms); p=$(rcli PTTL D)
-  if [ "$p" -gt $(( prev + 300 )) ]; then renewed=yes; break; fi
-  prev=$p; sleep 0.05
-done
-lease_end=$(( t_poll + p ))
-stop_redis
-t_kill=$(ms)
-check "a renewal was seen before killing Redis (PTTL $prev -> $p)" test "$renewed" = yes
-echo "  Redis killed $(( t_kill - t_poll ))ms after the renewal was seen; lease ends at kill + $(( lease_end - t_kill ))ms"
-while alive "$sleep_pid" && [ $(( $(ms) - t_kill )) -lt 10000 ]; do sleep 0.02; done
-t_dead=$(ms)
-check "the child's tree is stopped" dead_all "$sh_pid" "$sleep_pid"
-echo "  child's sleep died $(( t_dead - t_kill ))ms after the kill, $(( lease_end - t_dead ))ms before the lease could end"
-check "the child died before the lease could have expired ($(( t_dead - t_kill ))ms after the kill < $(( lease_end - t_kill ))ms)" \
-  test "$t_dead" -lt "$lease_end"
-check "the child died less than 3s after the kill ($(( t_dead - t_kill ))ms)" test $(( t_dead - t_kill )) -lt 3000
+T=$TEST_TMP/d
+renewed_then "$T" D 'echo $$ >$1.sh.pid; sleep 600 & echo $! >$1.sleep.pid; wait' stop_redis
+died_before_floor "Redis killed" "$T"
 check "rlock does not hang: exits within 6s of the kill" wait_until 6 bg_done "$T"
-[ -s "$T.t" ] && echo "  rlock exited $(( $(cat "$T.t") - t_kill ))ms after the kill"
+[ -s "$T.t" ] && echo "  rlock exited $(( $(cat "$T.t") - T_FAULT ))ms after the kill"
 check "rlock exits 76 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 76
 check "stderr has an 'rlock: ' line about the lock being lost" grep -q '^rlock: .*lost' "$T.err"
 check "nothing from rlock on stdout" test ! -s "$T.out"
@@ -53,23 +61,8 @@ check "nothing from rlock on stdout" test ! -s "$T.out"
 # SIGKILL must still come before the lease could end.
 start_redis
 T=$TEST_TMP/d3
-bg "$T" run D3 --ttl 3s -- sh -c 'trap "" TERM; echo $$ >$1.sh.pid; sleep 600 & echo $! >$1.sleep.pid; wait; wait; wait' sh "$T"
-sh_pid=$(pid_of "$T.sh.pid"); sleep_pid=$(pid_of "$T.sleep.pid")
-prev=$(rcli PTTL D3); renewed=no
-for i in $(seq 1 60); do
-  t_poll=$(ms); p=$(rcli PTTL D3)
-  if [ "$p" -gt $(( prev + 300 )) ]; then renewed=yes; break; fi
-  prev=$p; sleep 0.05
-done
-lease_end=$(( t_poll + p ))
-stop_redis
-t_kill=$(ms)
-check "TERM-ignoring child: a renewal was seen before killing Redis" test "$renewed" = yes
-while { alive "$sleep_pid" || alive "$sh_pid"; } && [ $(( $(ms) - t_kill )) -lt 10000 ]; do sleep 0.02; done
-t_dead=$(ms)
-echo "  TERM-ignoring child died $(( t_dead - t_kill ))ms after the kill, $(( lease_end - t_dead ))ms before the lease could end"
-check "TERM-ignoring child: the tree is stopped" dead_all "$sh_pid" "$sleep_pid"
-check "TERM-ignoring child: killed before the lease could have expired" test "$t_dead" -lt "$lease_end"
+renewed_then "$T" D3 'trap "" TERM; echo $$ >$1.sh.pid; sleep 600 & echo $! >$1.sleep.pid; wait; wait; wait' stop_redis
+died_before_floor "TERM-ignoring child" "$T"
 check "TERM-ignoring child: rlock exits within 6s of the kill" wait_until 6 bg_done "$T"
 check "TERM-ignoring child: rlock exits 76 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 76
 
@@ -77,25 +70,10 @@ check "TERM-ignoring child: rlock exits 76 (got $(bg_rc "$T"))" test "$(bg_rc "$
 # still exits (its release attempt is bounded by --io-timeout).
 start_redis
 T=$TEST_TMP/d4
-bg "$T" run D4 --ttl 3s -- sh -c 'echo $$ >$1.sh.pid; sleep 600 & echo $! >$1.sleep.pid; wait' sh "$T"
-sh_pid=$(pid_of "$T.sh.pid"); sleep_pid=$(pid_of "$T.sleep.pid")
-prev=$(rcli PTTL D4); renewed=no
-for i in $(seq 1 60); do
-  t_poll=$(ms); p=$(rcli PTTL D4)
-  if [ "$p" -gt $(( prev + 300 )) ]; then renewed=yes; break; fi
-  prev=$p; sleep 0.05
-done
-lease_end=$(( t_poll + p ))
-kill -STOP "$REDIS_PID"
-t_kill=$(ms)
-check "stalled Redis: a renewal was seen before the stall" test "$renewed" = yes
-while alive "$sleep_pid" && [ $(( $(ms) - t_kill )) -lt 10000 ]; do sleep 0.02; done
-t_dead=$(ms)
-echo "  stalled Redis: child died $(( t_dead - t_kill ))ms after the stall, $(( lease_end - t_dead ))ms before the lease could end"
-check "stalled Redis: the tree is stopped" dead_all "$sh_pid" "$sleep_pid"
-check "stalled Redis: the child died before the lease could have expired" test "$t_dead" -lt "$lease_end"
+renewed_then "$T" D4 'echo $$ >$1.sh.pid; sleep 600 & echo $! >$1.sleep.pid; wait' kill -STOP "$REDIS_PID"
+died_before_floor "stalled Redis" "$T"
 check "stalled Redis: rlock exits within 8s of the stall" wait_until 8 bg_done "$T"
-[ -s "$T.t" ] && echo "  stalled Redis: rlock exited $(( $(cat "$T.t") - t_kill ))ms after the stall"
+[ -s "$T.t" ] && echo "  stalled Redis: rlock exited $(( $(cat "$T.t") - T_FAULT ))ms after the stall"
 check "stalled Redis: rlock exits 76 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 76
 kill -CONT "$REDIS_PID"
 stop_redis
