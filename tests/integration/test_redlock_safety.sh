@@ -17,7 +17,7 @@ isnum() { [[ ${1:-} =~ ^-?[0-9]+$ ]]; }
 
 # ------------------------------------------------------------------ (a) witness
 new_witness_dir safe
-WORKERS=4 ITER=5 BUDGET=25
+WORKERS=4 ITER=5 BUDGET=90 # a bound on the test, not a promise: 20 short runs take ~8s idle
 worker_case() { # CASE: one run of the witness under the lock SAFE
   local c=$1 f=$TEST_TMP/s$1 hold rc
   hold=$(awk -v k="$((RANDOM % 3))" 'BEGIN { printf "%.1f", 0.1 + 0.25 * k }')

@@ -150,7 +150,9 @@ echo "  sentinels switched to $NEW $(( $(ms) - t_fo ))ms after SENTINEL FAILOVER
 expect_lost_run "$T" "$cmd_pid" "$t_fo" "SENTINEL FAILOVER to a primary without the lock"
 check "run noticed within 8s of the failover (${LOST_MS}ms; CMD would have run 15s)" test "$LOST_MS" -lt 8000
 check "stderr says the lock was lost" grep -q '^rlock: .*lost' "$T.err"
-check "FO2 was not re-created on the new primary $NEW" off "$NEW" FO2
+fo2_new=$(ccli "$NEW" EXISTS FO2 2>&1)
+check "FO2 was not re-created on the new primary $NEW (EXISTS $fo2_new, PTTL $(ccli "$NEW" PTTL FO2 2>&1), role $(ccli "$NEW" ROLE 2>&1 | head -n1))" \
+  test "$fo2_new" = 0
 check "the set settles again: $NEW primary, $OLD its replica" settle_after_failover "$NEW" "$OLD"
 check "FO2 is gone from the old primary too (resynced)" wait_until 5 off "$OLD" FO2
 
