@@ -237,8 +237,8 @@ bg_t() { cat "$1.t" 2>/dev/null || echo 0; }
 # wait_until SECONDS COMMAND...: polls (every 50ms) until COMMAND succeeds.
 wait_until() {
   local limit=$1; shift
-  local end=$(( $(date +%s%N) / 1000000 + limit * 1000 ))
-  while [ $(( $(date +%s%N) / 1000000 )) -lt $end ]; do
+  local end=$(( $(ms) + limit * 1000 ))
+  while [ "$(ms)" -lt $end ]; do
     "$@" && return 0
     sleep 0.05
   done

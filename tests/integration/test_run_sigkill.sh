@@ -21,13 +21,19 @@ sleep 0.8    # in between two renewals (TTL/3 = 667ms)
 t_kill=$(ms)
 kill -9 "$rlock_pid"
 W=$TEST_TMP/waiter
-bg "$W" run K -w 5s -- sh -c 'echo got-it'
+# The waiter's command looks, while it holds K, for any process of the killed
+# tree still running (a zombie has stopped running): there must be none.
+bg "$W" run K -w 5s -- sh -c '
+  for p in "$@"; do
+    st=$(sed "s/.*) //" /proc/$p/stat 2>/dev/null | cut -d" " -f1)
+    [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ] && echo "ALIVE $p $st"
+  done
+  echo got-it' sh "$sh_pid" "$gc_pid" "$gcsleep_pid"
 check "rlock is dead" wait_until 2 bg_done "$T"
 check "the child sh dies with rlock" wait_until 2 dead "$sh_pid"
 check "the grandchild sh dies" wait_until 2 dead "$gc_pid"
 check "the grandchild's sleep 600 dies" wait_until 2 dead "$gcsleep_pid"
 d=$(( $(ms) - t_kill )); echo "  the tree was gone ${d}ms after SIGKILL"
-check "the tree died promptly (${d}ms < 1000ms)" test "$d" -lt 1000
 check "no process of that run is left (the supervisor included)" \
   wait_until 2 eval '! pgrep -f -- "$T" >/dev/null'
 check "K becomes free" wait_until 4 key_gone K
@@ -35,8 +41,12 @@ d=$(( $(ms) - t_kill )); echo "  K free (or taken by the waiter) ${d}ms after SI
 check "the waiting run -w 5s gets K" wait_until 6 bg_done "$W"
 dw=$(( $(cat "$W.t") - t_kill )); echo "  the waiter finished ${dw}ms after SIGKILL"
 check "the waiter exits 0 (got $(bg_rc "$W"))" test "$(bg_rc "$W")" = 0
-check "the waiter's command ran" test "$(cat "$W.out")" = got-it
-check "the waiter got K within TTL + 0.5s of the SIGKILL (${dw}ms <= 2500ms)" test "$dw" -le 2500
+check "the waiter's command ran, and no process of the killed tree ran beside it ($(tr '\n' ' ' <"$W.out"))" \
+  test "$(cat "$W.out")" = got-it
+# The supervisor releases at once (idle: ~100ms); at worst the 2s lease ends.
+# The bound adds 2s for a loaded machine: a waiter that missed both would end
+# at its -w 5s.
+check "the waiter got K by the lease end (${dw}ms <= TTL + 2s = 4000ms)" test "$dw" -le 4000
 check "K is free at the end" key_gone K
 
 # --on-lost ignore: the child is not killed with rlock
