@@ -123,6 +123,22 @@ now_ms() { "$PY" -c 'import time; print(int(time.monotonic()*1000))'; }
 ms() { local t=${EPOCHREALTIME/./}; echo $(( t / 1000 )); }
 between() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 
+# SLACK_MS: what a loaded machine (a shared runner, a laptop, ./dev test --busy)
+# may add to starting a process and waking a timer. A bound that is about how
+# long something takes is the product's own number plus SLACK_MS, and says so;
+# the idle figures are bench/run --only reaction's. A bound never stands in for
+# a promise: those are asserted as orders of events.
+SLACK_MS=2000
+# lease_end_ms KEY: the server's time (ms) at which KEY's lease ends (TIME and
+# PTTL read in one script).
+lease_end_ms() {
+  local a
+  a=($(rcli EVAL "local t = redis.call('TIME'); return {redis.call('PTTL', KEYS[1]), t[1], t[2]}" 1 "$1"))
+  echo $(( a[1] * 1000 + 10#${a[2]} / 1000 + a[0] ))
+}
+# acquired_at_ms KEY: when KEY's holder took it, by the server's clock (its record).
+acquired_at_ms() { jget "$(rcli HGET "$1" rlock:meta)" acquired_at_ms; }
+
 # alive PID: the process exists and is not a zombie.
 alive() {
   local st
@@ -157,7 +173,9 @@ subscribe() {
   rcli SUBSCRIBE "$1" >"$2" 2>&1 &
   SUBPID=$!
   _pids+=("$SUBPID")
-  wait_until 5 has_chan_sub "$1"
+  # Its own confirmation ("subscribe CHANNEL 1"), not PUBSUB NUMSUB: a waiter
+  # may be subscribed to the same channel already.
+  wait_until 5 grep -qx subscribe "$2"
 }
 # got_msg FILE CHANNEL [MESSAGE [N]]: at least N (default 1) "message CHANNEL
 # MESSAGE" triples (MESSAGE default '0') arrived in FILE; no_msg FILE: none did.
