@@ -38,12 +38,13 @@ hr() {
   ERR=$(cat "$TEST_TMP/err")
 }
 
-# clean RC MAX_MS WHAT: the last hr exited RC with one error line, within MAX_MS,
-# with bounded memory.
+# clean RC MAX_MS WHAT: the last hr exited RC with one error line, within MAX_MS
+# (+ SLACK_MS for a loaded machine: MAX_MS is what the timeouts allow), with
+# bounded memory.
 clean() {
   echo "  $3: rc $RC after ${D}ms, peak RSS ${RSS} KB: ${ERR:0:200}"
   expect_rc "$1" "$3"
   check "$3: one error line 'rlock: ...'" one_err_line
-  check "$3: done within ${2}ms (${D}ms)" test "$D" -lt "$2"
+  check "$3: done within ${2}ms + SLACK_MS (${D}ms)" test "$D" -lt $(( $2 + SLACK_MS ))
   check "$3: peak memory under $((RSS_LIMIT_KB / 1024)) MB (${RSS} KB)" test "$RSS" -lt "$RSS_LIMIT_KB"
 }

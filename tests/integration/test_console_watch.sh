@@ -94,7 +94,9 @@ timeout -s INT --preserve-status 1.1 "$RLOCK" status --watch 300ms >"$TEST_TMP/p
 RC=$?; OUT=$(cat "$TEST_TMP/plain"); ERR=$(cat "$TEST_TMP/err")
 expect_rc 0 "off a terminal: SIGINT ends it with 0"
 n=$(grep -c '^every 300ms: rlock status' <<<"$OUT")
-check "off a terminal: a snapshot per interval ($n in 1.1s)" between "$n" 3 5
+# One per 300ms interval at most (5 in 1.1s, the first at once); at least two
+# (it repeats) on a loaded machine too.
+check "off a terminal: a snapshot per interval, no more ($n in 1.1s)" between "$n" 2 5
 check "off a terminal: no escape sequences" bash -c '! grep -q $(printf "\\x1b") <<<"$1"' _ "$OUT"
 check "off a terminal: each snapshot has the table" test "$(grep -c '^NAME ' <<<"$OUT")" = "$n"
 

@@ -68,8 +68,8 @@ PY
 
 out=$(blocked_run del BLOCKDEL); echo "  lock deleted: $out"
 eval "$(tr ' ' '\n' <<<"$out" | sed 's/^/B_/')"
-check "lock deleted, stderr blocked: CMD stopped (${B_cmd_dead_ms}ms after the DEL, < 1500 = TTL/3 + kill-after + margin)" \
-  between "$B_cmd_dead_ms" 0 1499
+check "lock deleted, stderr blocked: CMD stopped (${B_cmd_dead_ms}ms after the DEL, < TTL/3 + kill-after + SLACK_MS)" \
+  between "$B_cmd_dead_ms" 0 $(( 500 + 300 + SLACK_MS ))
 check "lock deleted, stderr blocked: exit 76 (got $B_rc)" test "$B_rc" = 76
 check "lock deleted: the 'lock lost' line reached stderr once it was read" grep -qa "rlock: run \"BLOCKDEL\".*lock lost" "$TEST_TMP/BLOCKDEL.err"
 

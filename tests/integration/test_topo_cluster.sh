@@ -80,7 +80,7 @@ expect_rc 0 "holder releases $W via $P3"
 check "the waiter finishes" wait_until 5 bg_done "$T"
 d=$(( $(bg_t "$T") - t_rel )); echo "  waiter got $W ${d}ms after the release started"
 check "the waiter exits 0 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 0
-check "the waiter woke within 1s of the release (${d}ms; the lease had 60s)" test "$d" -lt 1000
+check "the waiter woke at the release, not the 60s lease end (${d}ms < 1000ms + SLACK_MS)" test "$d" -lt $(( 1000 + SLACK_MS ))
 check "the waiter holds $W on $P2" test "$(ccli "$P2" HGET "$W" waiter)" = 1
 check "the waiter left no shard subscription" wait_until 2 no_shard_sub "$P2" "$W"
 r -u "$(url "$P1")" release "$W" --owner waiter
@@ -127,7 +127,7 @@ check "SPUBLISH reached a subscriber ($receivers)" test "$receivers" -ge 1
 check "the waiter finishes" wait_until 5 bg_done "$T"
 d=$(( $(bg_t "$T") - t_rel )); echo "  waiter got $R ${d}ms after Redisson's unlock"
 check "the waiter exits 0 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 0
-check "woken by the SPUBLISHed unlock within 1s (${d}ms; the lease had 60s)" test "$d" -lt 1000
+check "woken by the SPUBLISHed unlock, not the 60s lease end (${d}ms < 1000ms + SLACK_MS)" test "$d" -lt $(( 1000 + SLACK_MS ))
 check "the waiter holds $R on $P1" test "$(ccli "$P1" HGET "$R" rw)" = 1
 r -u "$(url "$P2")" release "$R" --owner rw
 
