@@ -129,6 +129,8 @@ between() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 # the idle figures are bench/run --only reaction's. A bound never stands in for
 # a promise: those are asserted as orders of events.
 SLACK_MS=2000
+# server_ms: the server's clock (TIME) in ms.
+server_ms() { local t; t=($(rcli TIME)); echo $(( t[0] * 1000 + 10#${t[1]} / 1000 )); }
 # lease_end_ms KEY: the server's time (ms) at which KEY's lease ends (TIME and
 # PTTL read in one script).
 lease_end_ms() {
@@ -180,13 +182,10 @@ subscribe() {
 # got_msg FILE CHANNEL [MESSAGE [N]]: at least N (default 1) "message CHANNEL
 # MESSAGE" triples (MESSAGE default '0') arrived in FILE; no_msg FILE: none did.
 got_msg() {
-  "$PY" - "$1" "$2" "${3:-0}" "${4:-1}" <<'PY'
-import sys
-lines = open(sys.argv[1]).read().split("\n")
-n = sum(1 for i in range(len(lines) - 2)
-        if lines[i] == "message" and lines[i + 1] == sys.argv[2] and lines[i + 2] == sys.argv[3])
-sys.exit(0 if n >= int(sys.argv[4]) else 1)
-PY
+  awk -v c="$2" -v m="${3:-0}" -v want="${4:-1}" '
+    { l[NR] = $0 }
+    END { for (i = 1; i + 2 <= NR; i++) if (l[i] == "message" && l[i + 1] == c && l[i + 2] == m) n++
+          exit !(n >= want) }' "$1"
 }
 no_msg() { ! grep -q '^message$' "$1"; }
 

@@ -186,14 +186,19 @@ s0=$(score K victim)
 score_moved() { [ "$(score K victim)" != "$s0" ]; }
 check "the victim refreshes its give-up time while it waits" wait_until 3 score_moved
 kill -9 "$K1"
-t_kill=$(ms)
+t_kill=$(ms); t_kill_srv=$(server_ms)
+given_up=$(( $(score K victim) - t_kill_srv )) # nobody refreshes it any more
 r release K --owner holder
 expect_rc 0 "holder releases K (the message goes to the dead head)"
 check "the next waiter gets K" wait_until 15 bg_done "$TEST_TMP/k2"
 d=$(( $(bg_t "$TEST_TMP/k2") - t_kill )); echo "  a SIGKILLed head (-w 60s), killed right after a refresh, stopped blocking ${d}ms after the kill"
 check "exit 0 for the next waiter" test "$(bg_rc "$TEST_TMP/k2")" = 0
 check "the next waiter holds K" test "$(rcli HGET K next)" = 1
-check "the dead head stopped blocking within 10s (${d}ms)" test "$d" -lt 10000
+# The contract's 10s, on the server's clock: the dead head's give-up time (when
+# every script treats its entry as gone) is at most 10s after its death. (The
+# next waiter's own wake-up after that is a latency: printed above.)
+check "the dead head stops blocking within 10s: its give-up time is ${given_up}ms after its death" \
+  between "$given_up" 0 10000
 check "the dead head's entries are gone" \
   bash -c '[ -z "$1" ] && [ -z "$2" ] && [ -z "$3" ]' _ "$(queue K)" "$(score K victim)" "$(waiter_rec K victim)"
 r release K --owner next

@@ -15,7 +15,6 @@ recs() { printf 'rlock_permits:{%s}' "$1"; }
 held() { rcli ZCARD "$(zset "$1")"; }
 free_of() { rcli GET "$1"; }
 score() { rcli ZSCORE "$(zset "$1")" "$2"; }
-srv_ms() { rcli TIME | { read -r s; read -r us; echo $(( s * 1000 + us / 1000 )); }; }
 
 # --- acquire twice, the third is busy; release one, the third gets in
 r acquire P --limit 2 --owner t1 --ttl 30s
@@ -23,7 +22,7 @@ expect_rc 0 "acquire --limit 2 (first holder)"
 check "it prints its owner token" test "$OUT" = t1
 check "P was created with 2 permits, 1 left" test "$(free_of P)" = 1
 check "the permit is t1 in {P}:timeout" test "$(rcli ZRANGE "$(zset P)" 0 -1)" = t1
-end=$(score P t1); now=$(srv_ms)
+end=$(score P t1); now=$(server_ms)
 check "t1's lease ends ~30s from now in server time ($(( end - now ))ms)" between $(( end - now )) 29000 30000
 r acquire P --limit 2 --owner t2 --json
 expect_rc 0 "acquire --limit 2 (second holder)"
@@ -64,13 +63,13 @@ check "... says who holds a permit" grep -q 'held by t[23]' <<<"$ERR"
 before=$(score P t2)
 r renew P --limit 2 --owner t2 --ttl 90s
 expect_rc 0 "renew --limit 2 --owner t2 --ttl 90s"
-after=$(score P t2); now=$(srv_ms)
+after=$(score P t2); now=$(server_ms)
 check "renew moved t2's lease end ($before -> $after, $(( after - now ))ms left)" \
   eval '[ "$after" -gt "$before" ] && between $(( after - now )) 85000 90000'
 check "the records hash lives at least as long (PTTL $(rcli PTTL "$(recs P)"))" test "$(rcli PTTL "$(recs P)")" -gt 85000
 r renew P --limit 2 --owner t2 --ttl 5s
 check "with one level, renew sets the lease exactly (may shorten: --hold-min)" \
-  between $(( $(score P t2) - $(srv_ms) )) 1 5000
+  between $(( $(score P t2) - $(server_ms) )) 1 5000
 r renew P --limit 2 --owner nobody
 expect_rc 1 "renew of a token without a permit: not held"
 r release P --limit 2 --owner t2
@@ -85,7 +84,7 @@ expect_rc 0 "the same token again: re-entered"
 check "--json: reentered, count 2, the same single permit" python3 -c '
 import json,sys; d=json.loads(sys.argv[1]); assert d["reentered"] and d["count"]==2, d' "$OUT"
 check "one permit held, one free" test "$(held RE) $(free_of RE)" = "1 1"
-check "re-entry with a shorter --ttl did not shorten the lease" between $(( $(score RE me) - $(srv_ms) )) 15000 20000
+check "re-entry with a shorter --ttl did not shorten the lease" between $(( $(score RE me) - $(server_ms) )) 15000 20000
 r release RE --limit 2 --owner me --json
 check "one level released, 1 remaining, permit still held" \
   test "$(jget "$OUT" remaining) $(held RE)" = "1 1"
@@ -315,7 +314,7 @@ check "the tree is up (rlock $guardian, supervisor $supervisor, child $child)" \
 victim=$(rcli ZRANGE "$(zset K)" 0 -1)
 check "K's one permit is held ($victim)" test "$(held K) $(free_of K)" = "1 0"
 sleep 1.1 # a renewal (every TTL/3) has moved the lease end
-t_kill=$(ms); kill_srv=$(srv_ms)
+t_kill=$(ms); kill_srv=$(server_ms)
 kill -9 "$supervisor" "$guardian" "$child"
 end=$(score K "$victim") # nobody renews it any more
 W=$TEST_TMP/kw

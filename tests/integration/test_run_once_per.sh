@@ -9,7 +9,6 @@
 . "$(dirname "$0")/run_helpers/common.sh"
 start_redis
 HOST=$(python3 -c 'import socket; print(socket.gethostname())')
-server_ms() { local t; t=($(rcli TIME)); echo $(( t[0] * 1000 + 10#${t[1]} / 1000 )); }
 record_field() { rcli GET "rlock_done:{$1}" | python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$2"; }
 runs() { [ -e "$1" ] && wc -l <"$1" | tr -d ' ' || echo 0; }
 
