@@ -56,4 +56,27 @@ scenario() { # NAME W1_WAIT_MS
 scenario FB 10000 # W1's wait as long as W2's
 scenario FC 5000  # Redisson's default wait
 
+# ---- the same by the script itself: the follower's time comes back once, however
+# often the waiter's attempt is sent (a resend after a lost reply)
+FACQ=$(rcli -x SCRIPT LOAD <"$RLOCK_LUA/fair_acquire.lua")
+fair_wait() { # NAME OWNER OP: one waiting attempt of process h/1 (given token)
+  rcli EVALSHA "$FACQ" 6 "$1" "redisson_lock_token:{$1}" "rlock_acquire_latch:{$1}:$3" "redisson_lock_queue:{$1}" \
+    "redisson_lock_timeout:{$1}" "rlock_waiters:{$1}" "$2" 30000 0 24000 h 1 c v 1 8000 | head -1
+}
+r acquire --fair FR --owner holder --ttl 60s
+check "an rlock waiter queues (busy)" test "$(fair_wait FR rw op-1)" = 0
+redisson_try FR "$W2" 10000 >/dev/null
+check "W2 queues behind it" queue_is FR "rw $W2 "
+s2=$(score FR "$W2")
+a=$(fair_wait FR rw op-2)
+check "its attempt again (busy: $a): W2's time stays ($s2)" test "$a" = 0 -a "$(score FR "$W2")" = "$s2"
+# a Redisson acquisition ahead takes its 10s wait off every score
+for e in rw "$W2"; do rcli ZINCRBY 'redisson_lock_timeout:{FR}' -10000 "$e" >/dev/null; done
+check "W2 lost 10s ($(score FR "$W2"))" test "$(score FR "$W2")" = $(( s2 - 10000 ))
+fair_wait FR rw op-3 >/dev/null
+check "the waiter's next attempt gives them back ($(score FR "$W2"))" test "$(score FR "$W2")" = "$s2"
+fair_wait FR rw op-3 >/dev/null
+check "sent again, nothing more ($(score FR "$W2"))" test "$(score FR "$W2")" = "$s2"
+check "the record remembers W2's time" eval 'rcli HGET "rlock_waiters:{FR}" rw | grep -qF "\"$W2\":$s2"'
+
 finish
