@@ -16,7 +16,11 @@
 -- record in rlock_waiters:{NAME} (KEYS[6]): owner -> JSON {host, pid, command,
 -- since_ms, until_ms}; until_ms is its own give-up time, which Redisson never
 -- touches. A Redisson acquisition lowers every score by its wait: rlock's scripts
--- give a live rlock head its score back from until_ms rather than drop it, and a
+-- give a live rlock head its score back from until_ms rather than drop it (and
+-- the Redisson waiters that queued right behind an rlock waiter, whose times
+-- were counted from its score, get back what was taken off with it: see
+-- keep_followers in lib/fair_queue.lua; its record keeps their times in
+-- 'behind'), and a
 -- waiter of this process that finds itself dropped anyway (by Redisson's scripts)
 -- goes back where it was: behind the rlock waiters that came before it, ahead of
 -- everyone else (only heads are ever dropped).
@@ -125,9 +129,10 @@ end
 -- Refreshed before anything is dropped, so a score lowered by Redisson cannot
 -- make this live waiter look stale to its own attempt.
 if mine then
+  local had_until = mine.until_ms
+  local score = tonumber(redis.call('ZSCORE', timeouts, owner))
   mine.until_ms = now_ms + window
-  redis.call('HSET', waiters, owner, cjson.encode(mine))
-  if not redis.call('ZSCORE', timeouts, owner) then
+  if not score then
     -- Queued by an earlier attempt and dropped since as a stale head (by Redisson's
     -- scripts, after a Redisson acquisition lowered its score): back where it was,
     -- behind the rlock waiters that came before it, else at the head (only heads
@@ -147,6 +152,10 @@ if mine then
     end
   end
   redis.call('ZADD', timeouts, string.format('%.0f', mine.until_ms), owner)
+  -- What a Redisson acquisition or give-up ahead took off this waiter's score it
+  -- took off its Redisson followers' too: theirs back (see keep_followers).
+  keep_followers(owner, mine, (score and score < had_until) and (had_until - score) or 0)
+  redis.call('HSET', waiters, owner, encode_waiter(mine))
 end
 forget_lapsed()
 local head, head_record = live_head(now_ms)
@@ -159,8 +168,9 @@ local function wait_in_queue()
     redis.call('RPUSH', queue, owner)
   end
   redis.call('ZADD', timeouts, string.format('%.0f', until_ms), owner)
-  redis.call('HSET', waiters, owner, cjson.encode({
+  redis.call('HSET', waiters, owner, encode_waiter({
     host = host, pid = pid, command = command, since_ms = record.since_ms, until_ms = until_ms,
+    behind = record.behind,
   }))
   -- Every record's until_ms is at most now + window: the hash never outlives them.
   redis.call('PEXPIRE', waiters, window)

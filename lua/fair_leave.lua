@@ -44,6 +44,12 @@ for i, entry in ipairs(entries) do
   end
 end
 if position then
+  -- What was taken off its score ahead of it is not its followers' (keep_followers).
+  local record = waiter_record(owner)
+  if record then
+    local score = tonumber(redis.call('ZSCORE', timeouts, owner))
+    keep_followers(owner, record, (score and score < record.until_ms) and (record.until_ms - score) or 0)
+  end
   -- Its followers, up to the next rlock waiter, as fair_acquire.lua lowers them.
   for i = position + 1, #entries do
     local entry = entries[i]

@@ -44,8 +44,70 @@ local function survey(now_ms)
   end
 end
 
+-- An rlock waiter's record as stored: JSON, without the followers it remembers
+-- (see keep_followers) when they would make it too long to be read back.
+local function encode_waiter(record)
+  local encoded = cjson.encode(record)
+  if #encoded > 7168 then
+    record.behind = nil
+    encoded = cjson.encode(record)
+  end
+  return encoded
+end
+
+-- The Redisson waiters right behind the rlock waiter `entry` (up to the next
+-- rlock waiter, at most 16 of them) counted their give-up times from its score
+-- (Redisson's join: the score of the last entry plus the joiner's wait). rlock's
+-- score is its own (now + its window, refreshed at each attempt) and nothing of
+-- the entries ahead of it, so a decrease that an acquisition or a give-up ahead of
+-- it made to every score behind (Redisson's scripts take the taker's or leaver's
+-- wait off all of them) is not theirs either: rlock takes it off its own score
+-- (restored from until_ms), and gives it back to them here. `lowered`: how much
+-- its own score was found lowered (0: not). The record remembers the time each
+-- follower should have (record.behind), so one whose decrease was not seen on
+-- the rlock waiter's score (dropped as a stale head before it could look) gets
+-- it back too; an entry never loses time here, only gets it back. Updates
+-- record.behind; the caller stores the record. Sending a script twice is
+-- harmless: the second time nothing is lowered any more.
+local function keep_followers(entry, record, lowered)
+  local known = type(record.behind) == 'table' and record.behind or {}
+  local kept = {}
+  local entries = redis.call('LRANGE', queue, 0, -1)
+  local at = nil
+  for i, e in ipairs(entries) do
+    if e == entry then
+      at = i
+      break
+    end
+  end
+  if at then
+    for i = at + 1, math.min(#entries, at + 16) do
+      local e = entries[i]
+      if waiter_record(e) then
+        break
+      end
+      local score = tonumber(redis.call('ZSCORE', timeouts, e))
+      if score then
+        local target = score + lowered
+        local remembered = tonumber(known[e])
+        if remembered and remembered > target then
+          target = remembered
+        end
+        if target > score then
+          redis.call('ZADD', timeouts, string.format('%.0f', target), e)
+        end
+        if #e <= 128 then
+          kept[e] = target
+        end
+      end
+    end
+  end
+  record.behind = kept
+end
+
 -- Drops the `stale` first entries, and gives a live rlock head the score its
--- record says (a Redisson acquisition may have lowered it).
+-- record says (a Redisson acquisition may have lowered it), and its Redisson
+-- followers what was taken off with it (keep_followers).
 local function settle(head, stale, record)
   for _ = 1, stale do
     local entry = redis.call('LPOP', queue)
@@ -58,6 +120,10 @@ local function settle(head, stale, record)
     local score = tonumber(redis.call('ZSCORE', timeouts, head))
     if not score or score < record.until_ms then
       redis.call('ZADD', timeouts, string.format('%.0f', record.until_ms), head)
+      if score then
+        keep_followers(head, record, record.until_ms - score)
+        redis.call('HSET', waiters, head, encode_waiter(record))
+      end
     end
   end
 end

@@ -4,6 +4,10 @@
 
 #include <doctest/doctest.h>
 
+#include <map>
+#include <string>
+#include <vector>
+
 using rlock::lock::hash_slot;
 using rlock::lock::keys_for;
 
@@ -104,4 +108,53 @@ TEST_CASE("the mode layouts' keys follow Redisson's prefixName and suffixName ru
 TEST_CASE("several names are taken in one bytewise order, whatever order they are given in") {
   std::vector<rlock::lock::LockKeys> locks{keys_for("b"), keys_for("a"), keys_for("B"), keys_for("a2")};
   CHECK(rlock::lock::take_order(locks) == std::vector<std::size_t>{2, 1, 3, 0});
+}
+
+// Issue 19 #4: two accepted names never share a key, helper or lock. Redisson's
+// rule gives "X" and "{X}" the same helper keys, so "{X}" is refused when "X" is
+// accepted; a name with the form of a helper key is refused too.
+TEST_CASE("names: no two accepted names share a key (the twin '{X}' and helper forms are refused)") {
+  std::vector<std::string> pieces{"A", "{A}", "{A}}", "A}", "{a{b}}", "a{b}", "{A}:x", "x{A}", "{A}x", "{",
+                                  "}", ":timeout", ":lock", "rlock_done:", "{}", "{{A}}", "B"};
+  std::vector<std::string> names;
+  for (const auto& a : pieces) {
+    names.push_back(a);
+    for (const auto& b : pieces) {
+      names.push_back(a + b);
+    }
+  }
+  names.insert(names.end(), {"rlock_done:{J}", "rlock_permits:{A}", "redisson_lock_queue:{A}", "{A}:timeout",
+                             "a{b}:timeout", "{A}:o:rwlock_timeout:1", "rlock_done", "timeout", "{A}:timeouts"});
+  std::map<std::string, std::string> owner_of; // key -> the accepted name it belongs to
+  std::size_t accepted = 0;
+  for (const auto& name : names) {
+    rlock::lock::LockKeys k;
+    try {
+      k = keys_for(name);
+    } catch (const rlock::UsageError&) {
+      continue;
+    }
+    ++accepted;
+    for (const auto& key : {k.name, k.fence_key, k.unlock_latch + ":0123", k.acquire_latch + ":0123", k.queue,
+                            k.queue_timeouts, k.waiters, k.reader_prefix + ":o:rwlock_timeout:1", k.permit_timeouts,
+                            k.permit_records, k.write_intent, k.done}) {
+      auto [it, fresh] = owner_of.emplace(key, name);
+      INFO("key " << key << " of " << name << " and " << it->second);
+      CHECK((fresh || it->second == name));
+    }
+  }
+  CHECK(accepted > 50);
+  CHECK_THROWS_AS(keys_for("{A}"), rlock::UsageError);
+  CHECK_THROWS_AS(keys_for("{job:1}"), rlock::UsageError);
+  CHECK_NOTHROW(keys_for("{A}}"));  // "A}" itself is refused: no twin
+  CHECK_NOTHROW(keys_for("{a{b}}")); // "a{b}" keeps its '{': keys "PREFIX:a{b}"
+  CHECK_NOTHROW(keys_for("{A}:lock"));
+  CHECK_THROWS_AS(keys_for("rlock_done:{J}"), rlock::UsageError);
+  CHECK_THROWS_AS(keys_for("{A}:timeout"), rlock::UsageError);
+  CHECK_NOTHROW(keys_for("A:timeout")); // no '{': nobody's permit set
+  try {
+    keys_for("{A}");
+  } catch (const rlock::UsageError& e) {
+    CHECK(std::string(e.what()).find(R"("{A}" and "A" the same helper keys)") != std::string::npos);
+  }
 }

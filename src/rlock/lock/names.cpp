@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <optional>
+
 namespace rlock::lock {
 
 namespace {
@@ -39,7 +42,61 @@ LockKeys layout_keys(std::string_view name) {
                 prefixed_name("rlock_done", name)};
 }
 
-LockKeys keys_for(std::string_view name) {
+namespace {
+
+// The prefixes of the helper keys rlock and Redisson keep beside a lock
+// (prefixed_name's PREFIX:{NAME} or PREFIX:NAME): a lock by such a name would
+// be another lock's helper key.
+constexpr std::array<std::string_view, 9> k_helper_prefixes{
+    "redisson_lock_token:", "redisson_unlock_latch:", "redisson_lock_queue:", "redisson_lock_timeout:",
+    "rlock_acquire_latch:", "rlock_waiters:",         "rlock_permits:",       "rlock_write_intent:",
+    "rlock_done:"};
+
+LockKeys checked_keys(std::string_view name);
+
+// The name rlock also accepts whose helper keys NAME's would be, if any: "{X}"
+// shares every prefixed and suffixed key with "X" (Redisson's rule leaves a name
+// with a '{' as it is and puts one without in braces), when "X" has no '{' and
+// is a name rlock accepts. Nothing else collides: a name without '{' maps to
+// PREFIX:{NAME}, one with a '{' to PREFIX:NAME, so two names meet only there.
+std::optional<std::string> braced_twin(std::string_view name) {
+  if (name.size() < 3 || name.front() != '{' || name.back() != '}') {
+    return std::nullopt;
+  }
+  auto inner = name.substr(1, name.size() - 2);
+  if (inner.find('{') != std::string_view::npos) {
+    return std::nullopt;
+  }
+  try {
+    checked_keys(inner);
+  } catch (const UsageError&) {
+    return std::nullopt; // "X" itself is refused: nobody else has these keys
+  }
+  return std::string(inner);
+}
+
+// Whether NAME has the form of a helper key of another lock: a prefixed one,
+// a semaphore's permit set ("{X}:timeout", "X:timeout" where X has a '{') or a
+// reader's lease key ("...:rwlock_timeout:..." with a '{').
+// Returns the form, as the message shows it.
+std::optional<std::string> helper_form(std::string_view name) {
+  for (auto prefix : k_helper_prefixes) {
+    if (name.starts_with(prefix)) {
+      return fmt::format("{}...", prefix);
+    }
+  }
+  if (name.find('{') != std::string_view::npos) {
+    if (name.ends_with(":timeout")) {
+      return "...:timeout, a semaphore's permits";
+    }
+    if (name.find(":rwlock_timeout:") != std::string_view::npos) {
+      return "...:rwlock_timeout:..., a reader's lease";
+    }
+  }
+  return std::nullopt;
+}
+
+LockKeys checked_keys(std::string_view name) {
   if (name.empty()) {
     throw UsageError("lock name is empty");
   }
@@ -66,6 +123,25 @@ LockKeys keys_for(std::string_view name) {
         "lock name {} has braces that would put its fencing key in another cluster hash slot; "
         "use a complete {{tag}} or no braces",
         quote(name)));
+  }
+  return keys;
+}
+
+} // namespace
+
+LockKeys keys_for(std::string_view name) {
+  LockKeys keys = checked_keys(name);
+  if (auto twin = braced_twin(name)) {
+    throw UsageError(fmt::format(
+        "lock name {} is refused: Redisson gives {} and {} the same helper keys (redisson_lock_queue:{}, "
+        "{}:timeout, redisson_lock_token:{}, ...), so the two locks would share their queue, permits and "
+        "records; use {} or a name with more outside the braces, such as {} (the same cluster hash slot)",
+        quote(name), quote(name), quote(*twin), name, name, name, quote(*twin), quote(fmt::format("{}:lock", name))));
+  }
+  if (auto form = helper_form(name)) {
+    throw UsageError(fmt::format("lock name {} is refused: it has the form of a helper key rlock or Redisson "
+                                 "keeps beside another lock ({}), which a lock by that name would take over",
+                                 quote(name), *form));
   }
   return keys;
 }
