@@ -85,11 +85,21 @@ std::optional<RedisError> first_error(const std::vector<Answer<T>>& answers,
   return std::nullopt;
 }
 
-// The error for a round without a majority: `what` happened, and the first
-// master error seen (which names its master).
+// The error for a round without a majority: `what` happened, then each failing
+// master's error (each names its master), briefly.
 template <class T> RedisError quorum_error(const std::string& what, const std::vector<Answer<T>>& answers) {
-  auto why = first_error(answers);
-  return RedisError(RedisErrorKind::quorum, why ? fmt::format("{}; {}", what, why->what()) : what);
+  constexpr std::size_t k_brief = 160;
+  std::string out = what;
+  for (const auto& answer : answers) {
+    if (answer.error) {
+      std::string why = answer.error->what();
+      if (why.size() > k_brief) {
+        why = why.substr(0, k_brief - 3) + "...";
+      }
+      out += "; " + why;
+    }
+  }
+  return RedisError(RedisErrorKind::quorum, out);
 }
 
 template <class T> int answered(const std::vector<Answer<T>>& answers) {
@@ -177,21 +187,33 @@ private:
   std::optional<AcquireRequest> m_holder;
 };
 
-// Releases what a failed round took: one level where it was granted, and where
-// the answer was lost (the master may have applied it, e.g. answering too
-// late): for a token made by this process a plain release (nobody else has
-// it: where it is not, nothing happens), for a given token (a re-entry: a
-// level there may be an older one of ours) only if that master's latch of
-// this round says it was applied. A master that answered "busy" took nothing.
+// Releases what a failed round took (`undo_on` decides where, in parallel):
+// one level where it was granted, and where the answer was lost but the master
+// can answer at once (for a token made by this process a plain release: nobody
+// else has it, where it is not nothing happens; for a given token, a re-entry,
+// where a level may be an older one of ours, only if that master's latch of
+// this round says it was applied). Never waits on a master that did not answer
+// in time (issue 19): what it applies late expires with its lease.
 void RedlockStore::undo(const AcquireRequest& request, const std::string& round_op,
                         const std::vector<Answer<AcquireResult>>& answers) {
   const auto op_id = new_op_id();
-  fan_out(m_nodes.size(), [&](std::size_t i) {
+  std::vector<std::size_t> targets;
+  for (std::size_t i = 0; i < answers.size(); ++i) {
     bool granted = answers[i].value && answers[i].value->acquired;
-    bool unknown = !answers[i].value;
-    if (!granted && !unknown) {
-      return;
+    std::optional<RedisErrorKind> error;
+    if (answers[i].error) {
+      error = answers[i].error->kind();
     }
+    if (undo_on(granted, error)) {
+      targets.push_back(i);
+    } else if (error == RedisErrorKind::timeout) {
+      log::debug("{}: not undoing there (no answer in time): what it may apply late expires with its lease",
+                 m_masters[i].display());
+    }
+  }
+  fan_out(targets.size(), [&](std::size_t k) {
+    auto i = targets[k];
+    bool unknown = !answers[i].value;
     try {
       lock::release(m_nodes[i], request.keys, request.mode.mode, request.owner, false, op_id,
                     unknown && !request.own_token ? round_op : std::string());
