@@ -1,6 +1,7 @@
 #include <rlock/core/errors.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
+#include <rlock/lock/doctor.hpp>
 #include <rlock/lock/quorum.hpp>
 #include <rlock/lock/redlock.hpp>
 #include <rlock/redis/errors.hpp>
@@ -111,8 +112,24 @@ class RedlockStore final : public Store {
 public:
   RedlockStore(std::vector<redis::Endpoint> masters, redis::Timeouts timeouts)
       : m_masters(std::move(masters)), m_timeouts(timeouts) {
-    for (const auto& master : m_masters) {
+    for (auto master : m_masters) {
+      master.identify = true; // run_id with the first request's HELLO: no extra round trip
       m_nodes.emplace_back(master, timeouts);
+    }
+  }
+
+  // Throws UsageError when two masters turned out to be one server (the same
+  // run_id on the connections made so far): URLs no address showed to be one
+  // (a unix socket and TCP, 0.0.0.0 and 127.0.0.1, two seeds of one Cluster).
+  // Costs nothing: the run_ids came with the first request's HELLO.
+  void check_independent() const {
+    std::vector<std::vector<std::string>> ids;
+    for (const auto& node : m_nodes) {
+      ids.push_back(node.run_ids());
+    }
+    if (auto twice = redis::same_server(ids)) {
+      throw UsageError(redis::same_server_message(m_masters[twice->first], m_masters[twice->second],
+                                                  "run_id " + twice->address));
     }
   }
 
@@ -158,6 +175,12 @@ public:
         facts.unreachable = e.what();
         out.push_back(facts);
       }
+    }
+    // Two URLs that no address showed to be one server (a unix socket and TCP,
+    // 0.0.0.0 and 127.0.0.1, two seeds of one Cluster) but that are: one vote twice.
+    if (auto twice = same_run_id(out)) {
+      throw UsageError(redis::same_server_message(m_masters[twice->first], m_masters[twice->second],
+                                                  "run_id " + out[twice->first].run_id));
     }
     return out;
   }
@@ -232,6 +255,12 @@ AcquireResult RedlockStore::round(const AcquireRequest& request) {
                           {}};
   auto answers = ask_all<AcquireResult>(
       m_nodes, [&](redis::Client& node) { return try_acquire(node, request, op_id, scope); });
+  try {
+    check_independent();
+  } catch (const UsageError&) {
+    undo(request, op_id, answers); // what it took there is ours: given back before refusing
+    throw;
+  }
 
   std::vector<Vote> votes;
   AcquireResult result;
@@ -435,6 +464,7 @@ ReleaseResult RedlockStore::release(const LockKeys& keys, Mode mode, const std::
   const auto op_id = new_op_id();
   auto answers = ask_all<ReleaseResult>(
       m_nodes, [&](redis::Client& node) { return lock::release(node, keys, mode, owner, all, op_id); });
+  check_independent(); // (it was sent: one server named twice lost two levels; say so)
   std::vector<Vote> votes;
   bool released_any = false;
   ReleaseResult result;
@@ -522,6 +552,7 @@ RenewResult RedlockStore::renew(const LockKeys& keys, Mode mode, const std::stri
 std::optional<std::string> RedlockStore::force_unlock(const LockKeys& keys) {
   auto answers = ask_all<std::optional<std::string>>(
       m_nodes, [&](redis::Client& node) { return lock::force_unlock(node, keys); });
+  check_independent();
   std::optional<std::string> removed;
   for (const auto& answer : answers) {
     if (answer.value && *answer.value && !removed) {
@@ -541,6 +572,7 @@ std::vector<LockState> RedlockStore::inspect(const std::vector<std::string>& nam
 
 std::vector<LockState> RedlockStore::combine(const std::vector<std::string>& names,
                                              const std::vector<Answer<std::vector<LockState>>>& answers) {
+  check_independent();
   if (answered(answers) < need()) {
     throw quorum_error(fmt::format("answered by {}", count_phrase(answered(answers))), answers);
   }
