@@ -46,14 +46,14 @@ AcquireVerdict judge_acquire(const Tally& votes, Millis ttl, Millis elapsed) {
   return verdict;
 }
 
-bool undo_on(bool granted, std::optional<RedisErrorKind> error) {
+Undo undo_on(bool granted, std::optional<RedisErrorKind> error) {
   if (granted) {
-    return true;
+    return Undo::release;
   }
-  if (!error) {
-    return false; // answered "busy": it took nothing
+  if (!error || *error == RedisErrorKind::connect) {
+    return Undo::skip; // answered "busy" (took nothing), or never reached
   }
-  return *error != RedisErrorKind::connect && *error != RedisErrorKind::timeout;
+  return *error == RedisErrorKind::timeout ? Undo::send_only : Undo::release;
 }
 
 RenewVerdict judge_renew(const Tally& votes) {

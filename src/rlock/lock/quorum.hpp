@@ -52,15 +52,21 @@ struct AcquireVerdict {
 // holder).
 AcquireVerdict judge_acquire(const Tally& votes, Millis ttl, Millis elapsed);
 
-// Whether a failed acquisition round is undone on one master (its share
-// released): yes where it granted, and where the answer was lost but the master
-// can answer at once (the connection broke, or it answered with an error). No
-// where nothing was sent (`connect`), and no where it gave no answer in time
-// (`timeout`): asking a frozen master again would make the failure wait one more
-// io-timeout or two on it (issue 19: 3 of 5 frozen took 3 s with
-// --io-timeout 1s). A share it applies late expires with its lease; the grant
-// failed, so nobody relies on it.
-bool undo_on(bool granted, std::optional<RedisErrorKind> error);
+// How a failed acquisition round is undone on one master (its share
+// released, all masters at once):
+//   release   where it granted, or answered with an error, or the connection
+//             broke: the master answers at once;
+//   send_only where it gave no answer in time (`timeout`: frozen, or its
+//             replies are slow): the release is sent, but its answer is awaited
+//             only briefly (k_undo_wait), so the failure does not wait one more
+//             io-timeout or two on it (issue 19: 3 of 5 frozen took 3 s with
+//             --io-timeout 1s); a slow master applies it at once, a frozen one
+//             when it thaws (after the acquisition queued before it), and what
+//             it keeps otherwise expires with its lease: the grant failed;
+//   skip      where nothing was sent (`connect`) or it answered busy.
+enum class Undo { release, send_only, skip };
+Undo undo_on(bool granted, std::optional<RedisErrorKind> error);
+inline constexpr Millis k_undo_wait{100};
 
 // A renewal round: confirmed by a majority (the fail-safe deadline moves, from
 // the send time); lost when the nodes that say "gone or another owner's" leave

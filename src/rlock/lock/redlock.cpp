@@ -210,38 +210,44 @@ private:
   std::optional<AcquireRequest> m_holder;
 };
 
-// Releases what a failed round took (`undo_on` decides where, in parallel):
-// one level where it was granted, and where the answer was lost but the master
-// can answer at once (for a token made by this process a plain release: nobody
-// else has it, where it is not nothing happens; for a given token, a re-entry,
-// where a level may be an older one of ours, only if that master's latch of
-// this round says it was applied). Never waits on a master that did not answer
-// in time (issue 19): what it applies late expires with its lease.
+// Releases what a failed round took, on every master at once (`undo_on`
+// decides how): one level where it was granted, and where the answer was lost
+// (for a token made by this process a plain release: nobody else has it, where
+// it is not nothing happens; for a given token, a re-entry, where a level may
+// be an older one of ours, only if that master's latch of this round says it
+// was applied). A master that gave no answer in time is sent the release
+// through a connection of its own whose answer is awaited only k_undo_wait
+// (issue 19: the failure must not wait on frozen masters); what it keeps
+// otherwise expires with its lease.
 void RedlockStore::undo(const AcquireRequest& request, const std::string& round_op,
                         const std::vector<Answer<AcquireResult>>& answers) {
   const auto op_id = new_op_id();
-  std::vector<std::size_t> targets;
+  std::vector<std::pair<std::size_t, Undo>> targets;
   for (std::size_t i = 0; i < answers.size(); ++i) {
     bool granted = answers[i].value && answers[i].value->acquired;
     std::optional<RedisErrorKind> error;
     if (answers[i].error) {
       error = answers[i].error->kind();
     }
-    if (undo_on(granted, error)) {
-      targets.push_back(i);
-    } else if (error == RedisErrorKind::timeout) {
-      log::debug("{}: not undoing there (no answer in time): what it may apply late expires with its lease",
-                 m_masters[i].display());
+    if (auto how = undo_on(granted, error); how != Undo::skip) {
+      targets.emplace_back(i, how);
     }
   }
   fan_out(targets.size(), [&](std::size_t k) {
-    auto i = targets[k];
+    auto [i, how] = targets[k];
     bool unknown = !answers[i].value;
+    const std::string latch = unknown && !request.own_token ? round_op : std::string();
     try {
-      lock::release(m_nodes[i], request.keys, request.mode.mode, request.owner, false, op_id,
-                    unknown && !request.own_token ? round_op : std::string());
+      if (how == Undo::send_only) {
+        redis::Client brief(m_masters[i], {std::min(m_timeouts.connect, k_undo_wait),
+                                           std::min(m_timeouts.io, k_undo_wait)});
+        lock::release(brief, request.keys, request.mode.mode, request.owner, false, op_id, latch);
+      } else {
+        lock::release(m_nodes[i], request.keys, request.mode.mode, request.owner, false, op_id, latch);
+      }
     } catch (const std::exception& e) {
-      log::debug("{}: undoing the acquisition: {}", m_masters[i].display(), e.what());
+      log::debug("{}: undoing the acquisition{}: {}", m_masters[i].display(),
+                 how == Undo::send_only ? " (sent; what it keeps expires with its lease)" : "", e.what());
     }
   });
 }
