@@ -39,8 +39,8 @@ check "the answer came within one round (${took}ms <= ${BOUND}ms)" test "$took" 
 check "Q is gone from the 2 masters that granted it (the undo ran there)" \
   eval '[ "$(mcli 0 EXISTS Q)$(mcli 1 EXISTS Q)" = 00 ]'
 why=${ERR#*a majority is} # what follows the count: the masters' errors
-check "the error names each master that failed (2, 3 and 4)" \
-  eval 'for i in 2 3 4; do grep -q "${MASTER_PORTS[$i]}" <<<"$why" || exit 1; done'
+names_each() { local i; for i in "$@"; do grep -q "${MASTER_PORTS[$i]}" <<<"$why" || return 1; done; }
+check "the error names each master that failed (2, 3 and 4)" names_each 2 3 4
 
 t0=$(ms)
 r "${U[@]}" "${TO[@]}" run Q -- true
