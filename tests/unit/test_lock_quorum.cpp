@@ -69,16 +69,17 @@ TEST_CASE("quorum: one busy master makes a round that is not held busy, never un
   CHECK(judge_acquire(t(2, 1, 0), ttl, Millis(9'990)).kind == Kind::unavailable);
 }
 
-TEST_CASE("quorum: a failed round is undone where it may have taken a share, never waiting on a frozen master") {
+TEST_CASE(
+    "quorum: a failed round is undone where it may have taken a share, never waiting on a frozen master") {
   using K = RedisErrorKind;
-  CHECK(undo_on(true, std::nullopt) == Undo::release);     // granted
-  CHECK(undo_on(false, std::nullopt) == Undo::skip);       // answered busy: took nothing
-  CHECK(undo_on(false, K::connect) == Undo::skip);         // nothing was sent
-  CHECK(undo_on(false, K::timeout) == Undo::send_only);    // frozen or slow: sent, its answer not awaited
-  CHECK(undo_on(false, K::closed) == Undo::release);       // broke mid-request: may be applied, answers at once
+  CHECK(undo_on(true, std::nullopt) == Undo::release);  // granted
+  CHECK(undo_on(false, std::nullopt) == Undo::skip);    // answered busy: took nothing
+  CHECK(undo_on(false, K::connect) == Undo::skip);      // nothing was sent
+  CHECK(undo_on(false, K::timeout) == Undo::send_only); // frozen or slow: sent, its answer not awaited
+  CHECK(undo_on(false, K::closed) == Undo::release);    // broke mid-request: may be applied, answers at once
   CHECK(undo_on(false, K::io) == Undo::release);
-  CHECK(undo_on(false, K::server) == Undo::release);       // an error reply: cheap to ask again
-  CHECK(k_undo_wait <= Millis(100));                       // what a failure may add to one round
+  CHECK(undo_on(false, K::server) == Undo::release); // an error reply: cheap to ask again
+  CHECK(k_undo_wait <= Millis(100));                 // what a failure may add to one round
 }
 
 TEST_CASE("quorum: renewal verdicts") {

@@ -155,7 +155,7 @@ std::vector<Finding> judge_server(const ServerFacts& facts) {
                   ? "each lock lives on its hash slot's primary; a failover keeps what reached the replica"
               : facts.topology.starts_with("sentinel")
                   ? "a failover promotes a replica: a lock not yet replicated is lost with the old primary"
-                  : facts.topology.starts_with("redlock")
+              : facts.topology.starts_with("redlock")
                   ? "one vote of the Redlock quorum: a lock is held while a majority of the masters hold it, "
                     "so each master must keep what it was given (the checks below)"
                   : "one server holds every lock"));

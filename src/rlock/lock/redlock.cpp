@@ -239,8 +239,8 @@ void RedlockStore::undo(const AcquireRequest& request, const std::string& round_
     const std::string latch = unknown && !request.own_token ? round_op : std::string();
     try {
       if (how == Undo::send_only) {
-        redis::Client brief(m_masters[i], {std::min(m_timeouts.connect, k_undo_wait),
-                                           std::min(m_timeouts.io, k_undo_wait)});
+        redis::Client brief(
+            m_masters[i], {std::min(m_timeouts.connect, k_undo_wait), std::min(m_timeouts.io, k_undo_wait)});
         lock::release(brief, request.keys, request.mode.mode, request.owner, false, op_id, latch);
       } else {
         lock::release(m_nodes[i], request.keys, request.mode.mode, request.owner, false, op_id, latch);

@@ -337,7 +337,8 @@ std::vector<std::string> resolve(const std::string& host, int port) {
   for (addrinfo* ai = list; ai != nullptr; ai = ai->ai_next) {
     char ip[NI_MAXHOST];
     if (getnameinfo(ai->ai_addr, ai->ai_addrlen, ip, sizeof ip, nullptr, 0, NI_NUMERICHOST) == 0) {
-      out.push_back(ai->ai_family == AF_INET6 ? fmt::format("[{}]:{}", ip, port) : fmt::format("{}:{}", ip, port));
+      out.push_back(ai->ai_family == AF_INET6 ? fmt::format("[{}]:{}", ip, port)
+                                              : fmt::format("{}:{}", ip, port));
     }
   }
   freeaddrinfo(list);
@@ -408,8 +409,9 @@ std::optional<SameServer> same_server(const std::vector<std::vector<std::string>
 }
 
 std::string same_server_message(const Endpoint& first, const Endpoint& second, const std::string& address) {
-  return fmt::format("--url: {} and {} are the same server{}; a Redlock needs independent masters, each counted once",
-                     first.display(), second.display(), address.empty() ? "" : " (" + printable(address) + ")");
+  return fmt::format(
+      "--url: {} and {} are the same server{}; a Redlock needs independent masters, each counted once",
+      first.display(), second.display(), address.empty() ? "" : " (" + printable(address) + ")");
 }
 
 } // namespace rlock::redis
