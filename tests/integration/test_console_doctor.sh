@@ -70,7 +70,11 @@ check "--json as that user parses" is_json "$OUT"
 
 # --- a Redlock with a master down: that master is unsafe; a single server down: exit 69
 DOWN=$(free_port)
-r doctor -u "$RLOCK_URL" -u "redis://127.0.0.1:$DOWN" -u "$RLOCK_URL/1" --json
+FIRST_URL=$RLOCK_URL FIRST_PORT=$REDIS_PORT
+start_redis # a second, independent master (db 1 of the first would be the same server: 64)
+SECOND_URL=$RLOCK_URL
+export RLOCK_URL=$FIRST_URL REDIS_PORT=$FIRST_PORT
+r doctor -u "$RLOCK_URL" -u "redis://127.0.0.1:$DOWN" -u "$SECOND_URL" --json
 expect_rc 1 "a Redlock master that cannot be reached is unsafe"
 check "its finding says so" test "$(verdict_of "$OUT" reachable)" = unsafe
 r doctor -u "redis://127.0.0.1:$DOWN"

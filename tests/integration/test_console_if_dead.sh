@@ -107,7 +107,9 @@ expect_rc 0 "plain force-unlock removes a live holder's lock"
 check "plain is gone" key_gone plain
 
 # --- a Redlock has no single record
-r force-unlock --if-dead -u "$RLOCK_URL" -u "$RLOCK_URL/1" -u "$RLOCK_URL/2" x
+# (three servers: db 1 and 2 of this one would be refused as the same server)
+r force-unlock --if-dead x -u "$RLOCK_URL" -u "redis://127.0.0.1:1" -u "redis://127.0.0.1:2"
 expect_rc 64 "--if-dead with several URLs is a usage error"
+check "it says why (--if-dead takes one URL)" grep -q -- "--if-dead takes one URL" <<<"$ERR"
 
 finish

@@ -182,7 +182,7 @@ check "two of 3 frozen: fails within the per-node timeouts (${d}ms < 2000ms + SL
 check "two of 3 frozen: nothing of ours left on the live node" held_nowhere G mine 0
 thaw_master 1; thaw_master 2
 # what they had queued runs now: the acquire, then the owner-checked release
-# rlock owes every node it did not hear from
+# rlock sent every node it did not hear from (without awaiting its answer)
 check "two of 3 frozen: once thawed, nothing of ours is left on them either" wait_until 1 held_nowhere G mine 1 2
 echo "  after the thaw, G is on: [$(nodes_with_key G)] (PTTL $(mcli 1 PTTL G) $(mcli 2 PTTL G))"
 del_on G; del_on F

@@ -62,7 +62,7 @@ usage "bad rediss:// port" --has "bad port" -- -u rediss://127.0.0.1:x acquire X
 usage "rediss-sentinel:// without a master name" --has "missing master name" -- -u rediss-sentinel://h:26379 acquire X
 usage "redis-sentinel:// without a master name" --has "missing master name" -- -u redis-sentinel://h:26379 acquire X
 usage "a bad URL among several" --has "bad port" -- -u "$RLOCK_URL" -u "redis://127.0.0.1:x" acquire X
-usage "the same master twice (a fake Redlock majority)" --has "given twice" -- -u "$RLOCK_URL" -u "$RLOCK_URL/0" acquire X
+usage "the same master twice (a fake Redlock majority)" --has "are the same server" -- -u "$RLOCK_URL" -u "$RLOCK_URL/0" acquire X
 RLOCK_URL=http://x usage "bad RLOCK_URL" --has http://x -- acquire X
 usage "release without owner" --has owner -- release X
 usage "renew without owner" --has owner -- renew X

@@ -115,3 +115,28 @@ TEST_CASE("doctor: an old server or an unreachable Redlock master is unsafe") {
   REQUIRE(findings.size() == 1);
   CHECK(findings.front().verdict == "unsafe");
 }
+
+TEST_CASE("doctor: a Redlock master is one vote, not 'one server holds every lock'") {
+  auto facts = healthy();
+  facts.topology = "redlock master";
+  auto why = about(judge_server(facts), "topology").why;
+  CHECK(why.find("one server holds every lock") == std::string::npos);
+  CHECK(why.find("majority") != std::string::npos);
+  facts.topology = "standalone";
+  CHECK(about(judge_server(facts), "topology").why == "one server holds every lock");
+}
+
+TEST_CASE("doctor: two masters with one run_id are one server") {
+  using rlock::lock::same_run_id;
+  auto a = healthy(), b = healthy(), c = healthy();
+  a.run_id = "aaaa";
+  b.run_id = "bbbb";
+  c.run_id = "aaaa";
+  CHECK_FALSE(same_run_id({a, b}));
+  auto twice = same_run_id({a, b, c});
+  REQUIRE(twice);
+  CHECK(twice->first == 0);
+  CHECK(twice->second == 2);
+  ServerFacts unknown1, unknown2; // no run_id read (unreachable, INFO denied): not a match
+  CHECK_FALSE(same_run_id({unknown1, unknown2}));
+}

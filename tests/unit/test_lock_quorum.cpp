@@ -40,11 +40,7 @@ TEST_CASE("quorum: acquisition verdicts") {
   // others hold a majority: busy (75)
   CHECK(judge_acquire(t(1, 2, 0), ttl, Millis(5)).kind == Kind::busy);
   CHECK(judge_acquire(t(0, 3, 0), ttl, Millis(5)).kind == Kind::busy);
-  // others hold a minority and the rest is down: no majority possible either way
-  // counts as busy only when the holders alone block it
-  CHECK(judge_acquire(t(1, 1, 1), ttl, Millis(5)).kind == Kind::unavailable);
   CHECK(judge_acquire(t(2, 3, 0), ttl, Millis(5)).kind == Kind::busy);
-  CHECK(judge_acquire(t(2, 2, 1), ttl, Millis(5)).kind == Kind::unavailable);
   // a stale lock on one minority node does not stop a majority
   CHECK(judge_acquire(t(2, 1, 0), ttl, Millis(5)).kind == Kind::held);
   // granted, but the answers came too late: no validity left
@@ -52,6 +48,38 @@ TEST_CASE("quorum: acquisition verdicts") {
   CHECK(late.kind == Kind::unavailable);
   CHECK(late.validity <= Millis(0));
   CHECK(judge_acquire(t(3, 0, 0), ttl, Millis(9'897)).kind == Kind::held); // 1 ms left
+}
+
+TEST_CASE("quorum: one busy master makes a round that is not held busy, never unavailable") {
+  const Millis ttl{10'000};
+  // issue 19: busy from A, a timeout from B (paused), refused from D (down).
+  // The holder may have A and B: calling it "no quorum" (69) let
+  // `--if-unavailable run` run CMD beside the holder.
+  CHECK(judge_acquire(t(0, 1, 2), ttl, Millis(5)).kind == Kind::busy);
+  CHECK(judge_acquire(t(1, 1, 1), ttl, Millis(5)).kind == Kind::busy);
+  CHECK(judge_acquire(t(2, 2, 1), ttl, Millis(5)).kind == Kind::busy);
+  CHECK(judge_acquire(t(0, 1, 4), ttl, Millis(5)).kind == Kind::busy);
+  CHECK(judge_acquire(t(1, 1, 3), ttl, Millis(5)).kind == Kind::busy);
+  // nobody said busy: unavailable
+  CHECK(judge_acquire(t(0, 0, 3), ttl, Millis(5)).kind == Kind::unavailable);
+  CHECK(judge_acquire(t(2, 0, 3), ttl, Millis(5)).kind == Kind::unavailable);
+  // held by a majority: a busy minority does not matter
+  CHECK(judge_acquire(t(3, 1, 1), ttl, Millis(5)).kind == Kind::held);
+  // granted by a majority but too late: unavailable (the grant was ours)
+  CHECK(judge_acquire(t(2, 1, 0), ttl, Millis(9'990)).kind == Kind::unavailable);
+}
+
+TEST_CASE(
+    "quorum: a failed round is undone where it may have taken a share, never waiting on a frozen master") {
+  using K = RedisErrorKind;
+  CHECK(undo_on(true, std::nullopt) == Undo::release);  // granted
+  CHECK(undo_on(false, std::nullopt) == Undo::skip);    // answered busy: took nothing
+  CHECK(undo_on(false, K::connect) == Undo::skip);      // nothing was sent
+  CHECK(undo_on(false, K::timeout) == Undo::send_only); // frozen or slow: sent, its answer not awaited
+  CHECK(undo_on(false, K::closed) == Undo::release);    // broke mid-request: may be applied, answers at once
+  CHECK(undo_on(false, K::io) == Undo::release);
+  CHECK(undo_on(false, K::server) == Undo::release); // an error reply: cheap to ask again
+  CHECK(k_undo_wait <= Millis(100));                 // what a failure may add to one round
 }
 
 TEST_CASE("quorum: renewal verdicts") {

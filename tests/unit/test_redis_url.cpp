@@ -154,3 +154,50 @@ TEST_CASE("urls: flags, then RLOCK_URL, then REDIS_URL, then the default") {
   CHECK(rlock::redis::choose_urls({}, fake_env) ==
         std::vector<std::string>{"rediss-sentinel://s1:1,s2:2/m", "rediss://b:2"});
 }
+
+TEST_CASE("urls: server_key names the server, not the db, user, password or spelling of the host") {
+  using rlock::redis::server_key;
+  auto key = [](const char* url) { return server_key(parse_url(url)); };
+  CHECK(key("redis://127.0.0.1:6380/1") == key("redis://127.0.0.1:6380/2"));
+  CHECK(key("redis://alice:pw@127.0.0.1:6380") == key("redis://127.0.0.1:6380"));
+  CHECK(key("redis://LocalHost:6380") == key("redis://localhost:6380"));
+  CHECK(key("rediss://h:6380") == key("redis://h:6380"));
+  CHECK(key("unix:///tmp/r.sock?db=3") == key("unix:///tmp/r.sock"));
+  CHECK(key("redis-sentinel://a:1,b:2/m") == key("redis-sentinel://b:2,a:1/m/4"));
+  CHECK(key("redis://127.0.0.1:6380") != key("redis://127.0.0.1:6381"));
+  CHECK(key("redis-sentinel://a:1/m") != key("redis-sentinel://a:1/n"));
+}
+
+TEST_CASE("urls: same_server finds two servers that share an address") {
+  using rlock::redis::same_server;
+  CHECK_FALSE(same_server({{"127.0.0.1:1"}, {"127.0.0.1:2"}, {"[::1]:1"}}));
+  // localhost resolves to ::1 and 127.0.0.1: one of them is the other URL's
+  auto twice = same_server({{"127.0.0.1:1"}, {"127.0.0.1:3"}, {"[::1]:1", "127.0.0.1:1"}});
+  REQUIRE(twice);
+  CHECK(twice->first == 0);
+  CHECK(twice->second == 2);
+  CHECK(twice->address == "127.0.0.1:1");
+  CHECK_FALSE(same_server({{"a"}}));
+  CHECK_FALSE(same_server({{}, {}}));
+}
+
+TEST_CASE("urls: server_addresses resolves a name to what an IP says") {
+  using rlock::redis::same_server;
+  using rlock::redis::server_addresses;
+  auto ip = server_addresses(parse_url("redis://127.0.0.1:6390"));
+  CHECK(ip == std::vector<std::string>{"127.0.0.1:6390"});
+  auto v6 = server_addresses(parse_url("redis://[::1]:6390"));
+  CHECK(v6 == std::vector<std::string>{"[::1]:6390"});
+  auto name = server_addresses(parse_url("redis://localhost:6390"));
+  CHECK(same_server({ip, name}).has_value()); // /etc/hosts names 127.0.0.1 localhost
+  auto missing = server_addresses(parse_url("unix:///nonexistent/rlock.sock"));
+  CHECK(missing == std::vector<std::string>{"unix:/nonexistent/rlock.sock"});
+}
+
+TEST_CASE("urls: the same-server message names both URLs, never a password") {
+  auto text = rlock::redis::same_server_message(parse_url("redis://u:secret@127.0.0.1:1/1"),
+                                                parse_url("redis://localhost:1"), "127.0.0.1:1");
+  CHECK(text.find("secret") == std::string::npos);
+  CHECK(text.find("redis://u@127.0.0.1:1/1 and redis://localhost:1 are the same server (127.0.0.1:1)") !=
+        std::string::npos);
+}

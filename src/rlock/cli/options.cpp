@@ -130,7 +130,7 @@ std::unique_ptr<App> make_app() {
                  "Redis URL: redis://[[user]:password@]host[:port][/db] (a server, or any Cluster node), "
                  "redis-sentinel://[[user]:password@]host[:port][,...]/MASTER[/db] or unix:///path[?db=N]; "
                  "rediss:// and rediss-sentinel:// with TLS; "
-                 "several: one Redlock over independent masters "
+                 "several: one Redlock over independent masters, each server once "
                  "(env RLOCK_URL, comma-separated; REDIS_URL; default redis://127.0.0.1:6379)")
       ->type_name("URL");
   app.add_option("--password-file", raw.password_file,
@@ -407,16 +407,17 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
 
   auto& g = inv.global;
   g.urls = redis::choose_urls(raw.urls, env);
-  std::vector<std::string> masters;
+  std::vector<redis::Endpoint> masters;
+  std::vector<std::vector<std::string>> keys;
   for (const auto& url : g.urls) {
-    auto endpoint = redis::parse_url(url); // throws a usage error for a bad one
-    endpoint.user.clear();
-    masters.push_back(endpoint.display());
+    masters.push_back(redis::parse_url(url)); // throws a usage error for a bad one
+    keys.push_back({redis::server_key(masters.back())});
   }
-  // A Redlock counts votes per master: the same server twice would be a fake majority.
-  std::sort(masters.begin(), masters.end());
-  if (auto twice = std::adjacent_find(masters.begin(), masters.end()); twice != masters.end()) {
-    throw UsageError(fmt::format("--url: {} is given twice; a Redlock needs independent masters", *twice));
+  // A Redlock counts votes per master: the same server twice (another db, user
+  // or spelling of the host included) would be a fake majority. Names that
+  // differ but resolve to one address are caught by lock::make_store.
+  if (auto twice = redis::same_server(keys)) {
+    throw UsageError(redis::same_server_message(masters[twice->first], masters[twice->second], ""));
   }
   g.tls = parse_tls(raw, g.urls, env);
   if (!raw.password_file.empty()) {

@@ -84,6 +84,7 @@ ServerFacts survey(redis::Client& client, const redis::Endpoint& node, const std
   try {
     auto server = client.command_on(node, {"INFO", "server"}).as_string();
     facts.version = printable(info_field(server, "redis_version").value_or(""));
+    facts.run_id = printable(info_field(server, "run_id").value_or("").substr(0, 64));
     auto replication = client.command_on(node, {"INFO", "replication"}).as_string();
     facts.role = info_field(replication, "role").value_or("");
     if (auto replicas = info_field(replication, "connected_slaves")) {
@@ -129,6 +130,17 @@ ServerFacts survey(redis::Client& client, const redis::Endpoint& node, const std
   return facts;
 }
 
+std::optional<std::pair<std::size_t, std::size_t>> same_run_id(const std::vector<ServerFacts>& facts) {
+  for (std::size_t j = 1; j < facts.size(); ++j) {
+    for (std::size_t i = 0; i < j; ++i) {
+      if (!facts[j].run_id.empty() && facts[i].run_id == facts[j].run_id) {
+        return std::make_pair(i, j);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 std::vector<Finding> judge_server(const ServerFacts& facts) {
   std::vector<Finding> out;
   if (!facts.unreachable.empty()) {
@@ -143,6 +155,9 @@ std::vector<Finding> judge_server(const ServerFacts& facts) {
                   ? "each lock lives on its hash slot's primary; a failover keeps what reached the replica"
               : facts.topology.starts_with("sentinel")
                   ? "a failover promotes a replica: a lock not yet replicated is lost with the old primary"
+              : facts.topology.starts_with("redlock")
+                  ? "one vote of the Redlock quorum: a lock is held while a majority of the masters hold it, "
+                    "so each master must keep what it was given (the checks below)"
                   : "one server holds every lock"));
 
   // Version.

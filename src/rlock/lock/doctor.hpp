@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rlock::lock {
@@ -16,6 +17,7 @@ struct ServerFacts {
   std::string unreachable; // non-empty: nothing could be asked (the error)
   std::string topology; // "standalone", "cluster (N primaries)", "sentinel (primary NAME)", "redlock master"
   std::string version;  // INFO server: redis_version
+  std::string run_id;   // INFO server: run_id (the server's identity until it restarts)
   std::string info_error;
   std::optional<std::string> maxmemory_policy, save, appendonly;
   std::optional<long long> min_replicas_to_write;
@@ -25,6 +27,11 @@ struct ServerFacts {
   std::optional<long long> clock_offset_ms; // server TIME minus this host's clock
   std::string time_error;
 };
+
+// The first two servers of `facts` with the same non-empty run_id (one server
+// surveyed twice, e.g. two Redlock URLs of one server that resolve to different
+// addresses: a unix socket and TCP, 0.0.0.0 and 127.0.0.1), as indices. Pure.
+std::optional<std::pair<std::size_t, std::size_t>> same_run_id(const std::vector<ServerFacts>& facts);
 
 // One finding: the setting that was read, a verdict and why it matters.
 struct Finding {

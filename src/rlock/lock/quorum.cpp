@@ -35,12 +35,25 @@ AcquireVerdict judge_acquire(const Tally& votes, Millis ttl, Millis elapsed) {
   if (votes.yes >= need) {
     verdict.kind =
         verdict.validity > Millis(0) ? AcquireVerdict::Kind::held : AcquireVerdict::Kind::unavailable;
-  } else if (votes.no > votes.nodes() - need) {
-    verdict.kind = AcquireVerdict::Kind::busy; // even every other node could not make a majority
+  } else if (votes.no > 0) {
+    // Another owner holds it somewhere: it may hold a majority behind the
+    // masters that did not answer, so this is busy, never "unavailable" (which
+    // `run --if-unavailable` would take as leave to run without the lock).
+    verdict.kind = AcquireVerdict::Kind::busy;
   } else {
     verdict.kind = AcquireVerdict::Kind::unavailable;
   }
   return verdict;
+}
+
+Undo undo_on(bool granted, std::optional<RedisErrorKind> error) {
+  if (granted) {
+    return Undo::release;
+  }
+  if (!error || *error == RedisErrorKind::connect) {
+    return Undo::skip; // answered "busy" (took nothing), or never reached
+  }
+  return *error == RedisErrorKind::timeout ? Undo::send_only : Undo::release;
 }
 
 RenewVerdict judge_renew(const Tally& votes) {

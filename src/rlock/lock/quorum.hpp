@@ -1,7 +1,9 @@
 #pragma once
 
 #include <rlock/core/clock.hpp>
+#include <rlock/redis/errors.hpp>
 
+#include <optional>
 #include <vector>
 
 namespace rlock::lock {
@@ -34,16 +36,37 @@ Tally tally(const std::vector<Vote>& votes);
 struct AcquireVerdict {
   enum class Kind {
     held,        // a majority granted, and time is left: validity > 0
-    busy,        // others hold so many nodes that no majority is possible: 75
-    unavailable, // too few nodes answered, or they answered too late: 69
+    busy,        // not held, and at least one node said another owner holds it: 75
+    unavailable, // not held, and no node said "held by another": too few
+                 // answered, or a majority granted but too late: 69
   };
   Kind kind = Kind::unavailable;
   Millis validity{0}; // TTL - elapsed - drift allowance (may be <= 0)
 };
 
 // The verdict on one acquisition round: `elapsed` from the first send to the
-// last answer counted, `ttl` the lease asked for.
+// last answer counted, `ttl` the lease asked for. Any busy answer in a round
+// that is not held makes it busy: the masters that did not answer may be the
+// ones the holder has (issue 19: a busy master, a paused one and a dead one
+// were called "no quorum", and `--if-unavailable run` ran CMD beside the
+// holder).
 AcquireVerdict judge_acquire(const Tally& votes, Millis ttl, Millis elapsed);
+
+// How a failed acquisition round is undone on one master (its share
+// released, all masters at once):
+//   release   where it granted, or answered with an error, or the connection
+//             broke: the master answers at once;
+//   send_only where it gave no answer in time (`timeout`: frozen, or its
+//             replies are slow): the release is sent, but its answer is awaited
+//             only briefly (k_undo_wait), so the failure does not wait one more
+//             io-timeout or two on it (issue 19: 3 of 5 frozen took 3 s with
+//             --io-timeout 1s); a slow master applies it at once, a frozen one
+//             when it thaws (after the acquisition queued before it), and what
+//             it keeps otherwise expires with its lease: the grant failed;
+//   skip      where nothing was sent (`connect`) or it answered busy.
+enum class Undo { release, send_only, skip };
+Undo undo_on(bool granted, std::optional<RedisErrorKind> error);
+inline constexpr Millis k_undo_wait{100};
 
 // A renewal round: confirmed by a majority (the fail-safe deadline moves, from
 // the send time); lost when the nodes that say "gone or another owner's" leave

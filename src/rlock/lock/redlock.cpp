@@ -1,6 +1,7 @@
 #include <rlock/core/errors.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
+#include <rlock/lock/doctor.hpp>
 #include <rlock/lock/quorum.hpp>
 #include <rlock/lock/redlock.hpp>
 #include <rlock/redis/errors.hpp>
@@ -85,11 +86,21 @@ std::optional<RedisError> first_error(const std::vector<Answer<T>>& answers,
   return std::nullopt;
 }
 
-// The error for a round without a majority: `what` happened, and the first
-// master error seen (which names its master).
+// The error for a round without a majority: `what` happened, then each failing
+// master's error (each names its master), briefly.
 template <class T> RedisError quorum_error(const std::string& what, const std::vector<Answer<T>>& answers) {
-  auto why = first_error(answers);
-  return RedisError(RedisErrorKind::quorum, why ? fmt::format("{}; {}", what, why->what()) : what);
+  constexpr std::size_t k_brief = 160;
+  std::string out = what;
+  for (const auto& answer : answers) {
+    if (answer.error) {
+      std::string why = answer.error->what();
+      if (why.size() > k_brief) {
+        why = why.substr(0, k_brief - 3) + "...";
+      }
+      out += "; " + why;
+    }
+  }
+  return RedisError(RedisErrorKind::quorum, out);
 }
 
 template <class T> int answered(const std::vector<Answer<T>>& answers) {
@@ -101,8 +112,24 @@ class RedlockStore final : public Store {
 public:
   RedlockStore(std::vector<redis::Endpoint> masters, redis::Timeouts timeouts)
       : m_masters(std::move(masters)), m_timeouts(timeouts) {
-    for (const auto& master : m_masters) {
+    for (auto master : m_masters) {
+      master.identify = true; // run_id with the first request's HELLO: no extra round trip
       m_nodes.emplace_back(master, timeouts);
+    }
+  }
+
+  // Throws UsageError when two masters turned out to be one server (the same
+  // run_id on the connections made so far): URLs no address showed to be one
+  // (a unix socket and TCP, 0.0.0.0 and 127.0.0.1, two seeds of one Cluster).
+  // Costs nothing: the run_ids came with the first request's HELLO.
+  void check_independent() const {
+    std::vector<std::vector<std::string>> ids;
+    for (const auto& node : m_nodes) {
+      ids.push_back(node.run_ids());
+    }
+    if (auto twice = redis::same_server(ids)) {
+      throw UsageError(redis::same_server_message(m_masters[twice->first], m_masters[twice->second],
+                                                  "run_id " + twice->address));
     }
   }
 
@@ -149,6 +176,12 @@ public:
         out.push_back(facts);
       }
     }
+    // Two URLs that no address showed to be one server (a unix socket and TCP,
+    // 0.0.0.0 and 127.0.0.1, two seeds of one Cluster) but that are: one vote twice.
+    if (auto twice = same_run_id(out)) {
+      throw UsageError(redis::same_server_message(m_masters[twice->first], m_masters[twice->second],
+                                                  "run_id " + out[twice->first].run_id));
+    }
     return out;
   }
 
@@ -177,26 +210,44 @@ private:
   std::optional<AcquireRequest> m_holder;
 };
 
-// Releases what a failed round took: one level where it was granted, and where
-// the answer was lost (the master may have applied it, e.g. answering too
-// late): for a token made by this process a plain release (nobody else has
-// it: where it is not, nothing happens), for a given token (a re-entry: a
-// level there may be an older one of ours) only if that master's latch of
-// this round says it was applied. A master that answered "busy" took nothing.
+// Releases what a failed round took, on every master at once (`undo_on`
+// decides how): one level where it was granted, and where the answer was lost
+// (for a token made by this process a plain release: nobody else has it, where
+// it is not nothing happens; for a given token, a re-entry, where a level may
+// be an older one of ours, only if that master's latch of this round says it
+// was applied). A master that gave no answer in time is sent the release
+// through a connection of its own whose answer is awaited only k_undo_wait
+// (issue 19: the failure must not wait on frozen masters); what it keeps
+// otherwise expires with its lease.
 void RedlockStore::undo(const AcquireRequest& request, const std::string& round_op,
                         const std::vector<Answer<AcquireResult>>& answers) {
   const auto op_id = new_op_id();
-  fan_out(m_nodes.size(), [&](std::size_t i) {
+  std::vector<std::pair<std::size_t, Undo>> targets;
+  for (std::size_t i = 0; i < answers.size(); ++i) {
     bool granted = answers[i].value && answers[i].value->acquired;
-    bool unknown = !answers[i].value;
-    if (!granted && !unknown) {
-      return;
+    std::optional<RedisErrorKind> error;
+    if (answers[i].error) {
+      error = answers[i].error->kind();
     }
+    if (auto how = undo_on(granted, error); how != Undo::skip) {
+      targets.emplace_back(i, how);
+    }
+  }
+  fan_out(targets.size(), [&](std::size_t k) {
+    auto [i, how] = targets[k];
+    bool unknown = !answers[i].value;
+    const std::string latch = unknown && !request.own_token ? round_op : std::string();
     try {
-      lock::release(m_nodes[i], request.keys, request.mode.mode, request.owner, false, op_id,
-                    unknown && !request.own_token ? round_op : std::string());
+      if (how == Undo::send_only) {
+        redis::Client brief(
+            m_masters[i], {std::min(m_timeouts.connect, k_undo_wait), std::min(m_timeouts.io, k_undo_wait)});
+        lock::release(brief, request.keys, request.mode.mode, request.owner, false, op_id, latch);
+      } else {
+        lock::release(m_nodes[i], request.keys, request.mode.mode, request.owner, false, op_id, latch);
+      }
     } catch (const std::exception& e) {
-      log::debug("{}: undoing the acquisition: {}", m_masters[i].display(), e.what());
+      log::debug("{}: undoing the acquisition{}: {}", m_masters[i].display(),
+                 how == Undo::send_only ? " (sent; what it keeps expires with its lease)" : "", e.what());
     }
   });
 }
@@ -210,6 +261,12 @@ AcquireResult RedlockStore::round(const AcquireRequest& request) {
                           {}};
   auto answers = ask_all<AcquireResult>(
       m_nodes, [&](redis::Client& node) { return try_acquire(node, request, op_id, scope); });
+  try {
+    check_independent();
+  } catch (const UsageError&) {
+    undo(request, op_id, answers); // what it took there is ours: given back before refusing
+    throw;
+  }
 
   std::vector<Vote> votes;
   AcquireResult result;
@@ -413,6 +470,7 @@ ReleaseResult RedlockStore::release(const LockKeys& keys, Mode mode, const std::
   const auto op_id = new_op_id();
   auto answers = ask_all<ReleaseResult>(
       m_nodes, [&](redis::Client& node) { return lock::release(node, keys, mode, owner, all, op_id); });
+  check_independent(); // (it was sent: one server named twice lost two levels; say so)
   std::vector<Vote> votes;
   bool released_any = false;
   ReleaseResult result;
@@ -500,6 +558,7 @@ RenewResult RedlockStore::renew(const LockKeys& keys, Mode mode, const std::stri
 std::optional<std::string> RedlockStore::force_unlock(const LockKeys& keys) {
   auto answers = ask_all<std::optional<std::string>>(
       m_nodes, [&](redis::Client& node) { return lock::force_unlock(node, keys); });
+  check_independent();
   std::optional<std::string> removed;
   for (const auto& answer : answers) {
     if (answer.value && *answer.value && !removed) {
@@ -519,6 +578,7 @@ std::vector<LockState> RedlockStore::inspect(const std::vector<std::string>& nam
 
 std::vector<LockState> RedlockStore::combine(const std::vector<std::string>& names,
                                              const std::vector<Answer<std::vector<LockState>>>& answers) {
+  check_independent();
   if (answered(answers) < need()) {
     throw quorum_error(fmt::format("answered by {}", count_phrase(answered(answers))), answers);
   }

@@ -1,3 +1,4 @@
+#include <rlock/core/errors.hpp>
 #include <rlock/lock/redlock.hpp>
 #include <rlock/lock/store.hpp>
 
@@ -65,6 +66,16 @@ private:
 std::unique_ptr<Store> make_store(const std::vector<redis::Endpoint>& endpoints, redis::Timeouts timeouts) {
   if (endpoints.size() == 1) {
     return std::make_unique<SingleStore>(redis::Client(endpoints.front(), timeouts));
+  }
+  // One vote per server: URLs that differ in text but resolve to one address
+  // (localhost and 127.0.0.1) are one master named twice.
+  std::vector<std::vector<std::string>> addresses;
+  for (const auto& endpoint : endpoints) {
+    addresses.push_back(redis::server_addresses(endpoint));
+  }
+  if (auto twice = redis::same_server(addresses)) {
+    throw UsageError(
+        redis::same_server_message(endpoints[twice->first], endpoints[twice->second], twice->address));
   }
   return make_redlock(endpoints, timeouts);
 }

@@ -53,7 +53,9 @@ public:
 };
 
 // The store for `urls` (already parsed into endpoints): one deployment, or a
-// Redlock quorum when there are several.
+// Redlock quorum when there are several. Throws UsageError when two of several
+// resolve to a common address (the same server named twice: one vote counted
+// twice); nothing is connected yet.
 std::unique_ptr<Store> make_store(const std::vector<redis::Endpoint>& endpoints, redis::Timeouts timeouts);
 
 } // namespace rlock::lock

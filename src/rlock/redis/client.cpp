@@ -401,4 +401,14 @@ Reply Client::command_on(const Endpoint& node, const Argv& argv) {
   }
 }
 
+std::vector<std::string> Client::run_ids() const {
+  std::vector<std::string> out;
+  for (const auto& [node, conn] : m_connections) {
+    if (conn && !conn->run_id().empty()) {
+      out.push_back(conn->run_id());
+    }
+  }
+  return out;
+}
+
 } // namespace rlock::redis

@@ -90,6 +90,10 @@ public:
   // One command (SCAN) on one of primaries().
   Reply command_on(const Endpoint& node, const Argv& argv);
 
+  // The run_ids its connections have learnt (a target with `identify`: from
+  // the INFO server that went with each connection's first request). Never asks.
+  std::vector<std::string> run_ids() const;
+
   const Endpoint& target() const { return m_target; }
   const Timeouts& timeouts() const { return m_timeouts; }
   // For messages: the URL's target, never a password.

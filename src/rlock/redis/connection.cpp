@@ -312,14 +312,17 @@ void Connection::handshake() {
   if (m_endpoint.db != 0) {
     hello.push_back({"SELECT", std::to_string(m_endpoint.db)});
   }
-  hello.push_back({"HELLO", "2"});
+  const std::size_t hello_at = hello.size();
+  for (auto& command : hello_commands()) {
+    hello.push_back(std::move(command));
+  }
   auto replies = exchange(hello, Millis(0));
-  for (std::size_t i = 0; i + 1 < replies.size(); ++i) {
+  for (std::size_t i = 0; i < hello_at; ++i) {
     if (replies[i].type == Reply::Type::error) {
       throw error_from_reply(replies[i].str);
     }
   }
-  take_hello(replies.back());
+  take_hello_replies(replies, hello_at);
   if (m_require_primary && m_info.known && m_info.role != "master") {
     fail(RedisErrorKind::readonly, fmt::format("{} is a {}, not the primary", describe(), printable(m_info.role)));
   }
@@ -348,10 +351,40 @@ void Connection::take_hello(const Reply& reply) {
   m_info.known = !m_info.mode.empty();
 }
 
+std::vector<Argv> Connection::hello_commands() const {
+  std::vector<Argv> out{{"HELLO", "2"}};
+  if (m_endpoint.identify) {
+    out.push_back({"INFO", "server"});
+  }
+  return out;
+}
+
+void Connection::take_hello_replies(std::vector<Reply>& replies, std::size_t at) {
+  take_hello(replies[at]);
+  std::size_t taken = 1;
+  if (m_endpoint.identify) {
+    ++taken;
+    const auto& info = replies[at + 1];
+    if (info.type == Reply::Type::string || info.type == Reply::Type::status) {
+      // "run_id:<40 hex>\r\n" among INFO server's lines; anything else: unknown.
+      static constexpr std::string_view k_field = "run_id:";
+      auto pos = info.str.find(k_field);
+      if (pos != std::string::npos && (pos == 0 || info.str[pos - 1] == '\n')) {
+        auto begin = pos + k_field.size();
+        auto end = info.str.find_first_of("\r\n", begin);
+        m_info.run_id = printable(info.str.substr(begin, std::min<std::size_t>(end - begin, 64)));
+      }
+    }
+  }
+  replies.erase(replies.begin() + static_cast<std::ptrdiff_t>(at),
+                replies.begin() + static_cast<std::ptrdiff_t>(at + taken));
+}
+
 const ServerInfo& Connection::server_info() {
   ensure_connected();
   if (m_hello_pending) {
-    take_hello(exchange({{"HELLO", "2"}}, Millis(0)).front());
+    auto replies = exchange(hello_commands(), Millis(0));
+    take_hello_replies(replies, 0);
   }
   return m_info;
 }
@@ -528,11 +561,10 @@ std::vector<Reply> Connection::exchange(const std::vector<Argv>& commands, Milli
 std::vector<Reply> Connection::roundtrip(const std::vector<Argv>& commands, Millis extra) {
   std::vector<Reply> replies;
   if (m_hello_pending) {
-    std::vector<Argv> with_hello{{"HELLO", "2"}};
+    std::vector<Argv> with_hello = hello_commands();
     with_hello.insert(with_hello.end(), commands.begin(), commands.end());
     replies = exchange(with_hello, extra);
-    take_hello(replies.front()); // an error (old server, no auth yet) only leaves it unknown
-    replies.erase(replies.begin());
+    take_hello_replies(replies, 0); // an error (old server, no auth yet) only leaves it unknown
   } else {
     replies = exchange(commands, extra);
   }

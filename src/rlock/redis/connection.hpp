@@ -30,6 +30,7 @@ struct ServerInfo {
   std::string version; // "7.0.15"
   std::string mode;    // "standalone", "cluster", "sentinel"
   std::string role;    // "master", "replica"
+  std::string run_id;  // INFO server's run_id, asked only for an endpoint with `identify`
   int major() const;   // 0 when unknown
 };
 
@@ -97,6 +98,10 @@ public:
   bool knows_script(std::string_view sha) const;
   void note_script(std::string_view sha);
 
+  // The server's run_id if it is known yet (an `identify` endpoint, after the
+  // first request); empty otherwise. Never asks.
+  const std::string& run_id() const { return m_info.run_id; }
+
   const Endpoint& endpoint() const { return m_endpoint; }
   const Timeouts& timeouts() const { return m_timeouts; }
   // The endpoint for messages: never the password.
@@ -109,6 +114,10 @@ private:
   std::vector<Reply> exchange(const std::vector<Argv>& commands, Millis extra);
   void handshake();
   void take_hello(const Reply& reply);
+  // The HELLO (and, with `identify`, INFO server) commands, and taking their
+  // replies from the front of `replies` (errors only leave facts unknown).
+  std::vector<Argv> hello_commands() const;
+  void take_hello_replies(std::vector<Reply>& replies, std::size_t at);
   void start_tls(TimePoint deadline);
   void write_all(std::string_view data, TimePoint deadline);
   bool read_into_reader(TimePoint deadline);

@@ -4,8 +4,14 @@
 
 #include <fmt/format.h>
 
+#include <netdb.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cctype>
 #include <charconv>
+#include <set>
 
 namespace rlock::redis {
 
@@ -307,6 +313,105 @@ std::vector<std::string> choose_urls(const std::vector<std::string>& flags, cons
     return {url};
   }
   return {std::string(k_default_url)};
+}
+
+namespace {
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// Every address `host` resolves to, as "IP:PORT" (IPv6 bracketed); empty when it
+// does not resolve.
+std::vector<std::string> resolve(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* list = nullptr;
+  std::vector<std::string> out;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &list) != 0) {
+    return out;
+  }
+  for (addrinfo* ai = list; ai != nullptr; ai = ai->ai_next) {
+    char ip[NI_MAXHOST];
+    if (getnameinfo(ai->ai_addr, ai->ai_addrlen, ip, sizeof ip, nullptr, 0, NI_NUMERICHOST) == 0) {
+      out.push_back(ai->ai_family == AF_INET6 ? fmt::format("[{}]:{}", ip, port)
+                                              : fmt::format("{}:{}", ip, port));
+    }
+  }
+  freeaddrinfo(list);
+  return out;
+}
+
+} // namespace
+
+std::string server_key(const Endpoint& endpoint) {
+  if (endpoint.transport == Endpoint::Transport::unix_socket) {
+    return "unix:" + endpoint.path;
+  }
+  if (endpoint.is_sentinel()) {
+    std::vector<std::string> hosts;
+    for (const auto& node : endpoint.sentinels) {
+      hosts.push_back(fmt::format("{}:{}", lower(node.host), node.port));
+    }
+    std::sort(hosts.begin(), hosts.end());
+    std::string out = "sentinel:" + endpoint.master + "@";
+    for (std::size_t i = 0; i < hosts.size(); ++i) {
+      out += (i ? "," : "") + hosts[i];
+    }
+    return out;
+  }
+  return fmt::format("tcp:{}:{}", lower(endpoint.host), endpoint.port);
+}
+
+std::vector<std::string> server_addresses(const Endpoint& endpoint) {
+  if (endpoint.transport == Endpoint::Transport::unix_socket) {
+    struct stat st {};
+    if (::stat(endpoint.path.c_str(), &st) == 0) {
+      return {fmt::format("unix:{}:{}", static_cast<unsigned long long>(st.st_dev),
+                          static_cast<unsigned long long>(st.st_ino))};
+    }
+    return {server_key(endpoint)};
+  }
+  if (endpoint.is_sentinel()) {
+    std::vector<std::string> out;
+    for (const auto& node : endpoint.sentinels) {
+      for (const auto& address : resolve(node.host, node.port)) {
+        out.push_back(fmt::format("sentinel:{}@{}", endpoint.master, address));
+      }
+    }
+    if (out.empty()) {
+      out.push_back(server_key(endpoint));
+    }
+    return out;
+  }
+  auto out = resolve(endpoint.host, endpoint.port);
+  if (out.empty()) {
+    out.push_back(server_key(endpoint));
+  }
+  return out;
+}
+
+std::optional<SameServer> same_server(const std::vector<std::vector<std::string>>& addresses) {
+  for (std::size_t j = 1; j < addresses.size(); ++j) {
+    const std::set<std::string> later(addresses[j].begin(), addresses[j].end());
+    for (std::size_t i = 0; i < j; ++i) {
+      for (const auto& address : addresses[i]) {
+        if (later.count(address)) {
+          return SameServer{i, j, address};
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::string same_server_message(const Endpoint& first, const Endpoint& second, const std::string& address) {
+  return fmt::format(
+      "--url: {} and {} are the same server{}; a Redlock needs independent masters, each counted once",
+      first.display(), second.display(), address.empty() ? "" : " (" + printable(address) + ")");
 }
 
 } // namespace rlock::redis

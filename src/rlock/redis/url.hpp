@@ -45,6 +45,10 @@ struct Endpoint {
   // Set for rediss:// and rediss-sentinel:// (sentinels and primary alike):
   // every connection made from this endpoint, and from at(), speaks TLS.
   std::optional<TlsOptions> tls;
+  // Ask `INFO server` with the HELLO of every connection made from this
+  // endpoint (same round trip), so ServerInfo::run_id tells which server it
+  // is: set for Redlock masters, where one server counted twice is a fake vote.
+  bool identify = false;
 
   bool is_sentinel() const { return !sentinels.empty(); }
   // The same login, db and TLS on another server (a cluster node, a
@@ -78,6 +82,36 @@ std::optional<std::pair<std::size_t, std::size_t>> password_span(std::string_vie
 // ("redis://u:pw@h/1" -> "redis://u@h/1", "redis://:pw@h" -> "redis://h"): for
 // handing the URL on (to CMD, to a record) without the secret.
 std::string without_password(std::string_view url);
+
+// Which server an endpoint names, by what it says (pure, nothing resolved):
+// two endpoints with the same key name the same server. The db, user,
+// password and TLS options are left out (`/1` and `/2` of one server are one
+// server), the host is in lower case: "tcp:HOST:PORT", "unix:PATH",
+// "sentinel:MASTER@H1:P1,H2:P2" (sentinels sorted).
+std::string server_key(const Endpoint& endpoint);
+
+// The addresses at which the endpoint's server is reached, resolved now
+// (getaddrinfo, as Connection resolves): "IP:PORT" for TCP (every address of
+// the name; numeric, IPv6 as [::1]:PORT); "unix:DEV:INODE" of the socket file
+// (its server_key when it cannot be stat'ed); for a Sentinel URL
+// "sentinel:MASTER@IP:PORT" per sentinel address. A name that does not
+// resolve gives its server_key (it will not be reached either).
+std::vector<std::string> server_addresses(const Endpoint& endpoint);
+
+// The first two of several servers that share an address (`addresses[i]`: what
+// server_addresses or server_key said of the i-th): the same server named
+// twice. Pure.
+struct SameServer {
+  std::size_t first = 0;
+  std::size_t second = 0;
+  std::string address; // one they share
+};
+std::optional<SameServer> same_server(const std::vector<std::vector<std::string>>& addresses);
+
+// The one-line message of the usage error (64) for two URLs of one server:
+// "--url: A and B are the same server[ (ADDRESS)]; a Redlock needs independent
+// masters, each counted once". No password.
+std::string same_server_message(const Endpoint& first, const Endpoint& second, const std::string& address);
 
 // The URL list to use: the --url flags if any, else RLOCK_URL (comma-separated:
 // a comma starts a new URL only where a scheme follows, so a Sentinel URL's

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Redlock: one busy master is busy, not "unavailable" (issue 19, defect 5).
+# Masters A, B, D; D down; X holds Q on A and B (2 of 3); B paused (SIGSTOP).
+# Y gets busy from A, a timeout from B, refused from D. Before the fix that was
+# "quorum not reached" (69), and `run --if-unavailable run` ran CMD beside X.
+# Now any busy answer in a round that is not held makes the result busy (75):
+# plain acquire, acquire -w, run --if-unavailable run/skip, several names; and
+# the same over 5 masters (busy from 1, 2 paused, 2 down).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/topology.sh"
+PY=${PY:-$(python3 -c 'import sys;print(sys.executable)')}
+TO=(--connect-timeout 500ms --io-timeout 500ms)
+
+start_masters 3 # 0=A 1=B 2=D
+URLS=(-u "$(master_url 0)" -u "$(master_url 1)" -u "$(master_url 2)")
+stop_master 2
+r "${URLS[@]}" "${TO[@]}" acquire Q --ttl 60s
+expect_rc 0 "X takes Q on A and B (D down)"
+X=$OUT
+check "X holds Q on A and B" held_everywhere Q "$X" 0 1
+freeze_master 1
+
+ran=$TEST_TMP/ran
+r "${URLS[@]}" "${TO[@]}" run --if-unavailable run -n Q -- touch "$ran"
+expect_rc 75 "run --if-unavailable run: busy on A, B paused, D down"
+check "CMD did not run beside X" test ! -e "$ran"
+check "no 'RUNNING CMD WITHOUT THE LOCK' warning" eval '! grep -q "WITHOUT THE LOCK" <<<"$ERR"'
+echo "  $ERR"
+rm -f "$ran"
+r "${URLS[@]}" "${TO[@]}" run --if-unavailable skip -n Q -- touch "$ran"
+expect_rc 75 "run --if-unavailable skip: busy, not skipped as unavailable"
+check "CMD did not run" test ! -e "$ran"
+r "${URLS[@]}" "${TO[@]}" acquire Q
+expect_rc 75 "plain acquire: busy"
+r "${URLS[@]}" "${TO[@]}" --json acquire Q
+expect_rc 75 "acquire --json: busy"
+echo "  $OUT"
+r "${URLS[@]}" "${TO[@]}" acquire Q -w 1200ms
+expect_rc 75 "acquire -w 1200ms: still busy at the deadline"
+rm -f "$ran"
+r "${URLS[@]}" "${TO[@]}" run --if-unavailable run -n Q ZFREE -- touch "$ran"
+expect_rc 75 "several names (Q busy, taken first in bytewise order): busy"
+check "CMD did not run" test ! -e "$ran"
+check "ZFREE was not left on A" eval '[ "$(mcli 0 EXISTS ZFREE)" = 0 ]'
+
+# Nobody holds it anywhere: a majority unreachable is still unavailable (69),
+# and --if-unavailable run does run CMD (unchanged).
+rm -f "$ran"
+r "${URLS[@]}" "${TO[@]}" run --if-unavailable run -n OTHER -- touch "$ran"
+expect_rc 0 "a free name with a majority unreachable: --if-unavailable run runs CMD"
+check "CMD ran (without the lock, as asked)" test -e "$ran"
+rm -f "$ran"
+r "${URLS[@]}" "${TO[@]}" acquire OTHER
+expect_rc 69 "a free name with a majority unreachable: acquire is unavailable"
+thaw_master 1
+
+# 5 masters: X holds Q on 0,1,2 (3 and 4 down); 1 and 2 paused.
+start_masters 5
+U5=()
+for i in "${MASTER_SET[@]}"; do U5+=(-u "$(master_url "$i")"); done
+m=("${MASTER_SET[@]}")
+stop_master "${m[3]}"; stop_master "${m[4]}"
+r "${U5[@]}" "${TO[@]}" acquire Q --ttl 60s
+expect_rc 0 "5 masters: X takes Q on 3 (2 down)"
+freeze_master "${m[1]}"; freeze_master "${m[2]}"
+rm -f "$ran"
+r "${U5[@]}" "${TO[@]}" run --if-unavailable run -n Q -- touch "$ran"
+expect_rc 75 "5 masters: busy from 1, 2 paused, 2 down: busy"
+check "CMD did not run beside X" test ! -e "$ran"
+thaw_master "${m[1]}"; thaw_master "${m[2]}"
+finish
