@@ -29,6 +29,11 @@ scenario() { # NAME W1_WAIT_MS
   _pids+=($!)
   check "[$n] W2 (Redisson tryLock(10s)) queues behind rlock" wait_until 5 queue_is "$n" "$W1 rl $W2 "
   local t_w2=$(ms)
+  # rlock's waiter learns its followers' times at its next attempt (within its 1s
+  # refresh): what a Redisson acquisition ahead takes off before then is not
+  # known to it (README, Fair locks: the limit).
+  check "[$n] rlock's waiter has seen W2 behind it" \
+    wait_until 3 eval 'rcli HGET "rlock_waiters:{$n}" rl | grep -qF "\"$W2\":"'
   r release "$n" --owner holder
   check "[$n] W1 takes $n (Redisson's script: every score lowered by its wait)" \
     test -z "$(redisson_try "$n" "$W1" "$w1wait")"
