@@ -105,3 +105,16 @@ TEST_CASE("several names are taken in one bytewise order, whatever order they ar
   std::vector<rlock::lock::LockKeys> locks{keys_for("b"), keys_for("a"), keys_for("B"), keys_for("a2")};
   CHECK(rlock::lock::take_order(locks) == std::vector<std::size_t>{2, 1, 3, 0});
 }
+
+TEST_CASE("several names: a lease that began before a wait for the others is renewed once the last is taken") {
+  using rlock::Millis;
+  const rlock::TimePoint t0{};
+  // TTL 2s: within 200ms of the last one, a lease counts as starting with it.
+  CHECK_FALSE(rlock::lock::lease_is_stale(t0, t0 + Millis(3), Millis(2'000))); // taken back to back
+  CHECK_FALSE(rlock::lock::lease_is_stale(t0, t0 + Millis(200), Millis(2'000)));
+  CHECK(rlock::lock::lease_is_stale(t0, t0 + Millis(201), Millis(2'000)));
+  CHECK(rlock::lock::lease_is_stale(t0, t0 + Millis(34'000), Millis(30'000))); // waited 34s
+  CHECK(rlock::lock::keep_alive_every(Millis(30'000)) == Millis(10'000));
+  CHECK(rlock::lock::keep_alive_every(Millis(2'000)) == Millis(666));
+  CHECK(rlock::lock::keep_alive_every(Millis(3)) == Millis(10));
+}

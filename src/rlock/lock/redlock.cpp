@@ -106,15 +106,20 @@ public:
     }
   }
 
-  std::unique_ptr<Store> fresh() const override {
-    auto copy = std::make_unique<RedlockStore>(m_masters, m_timeouts);
+  std::unique_ptr<Store> fresh(std::optional<Millis> cap) const override {
+    auto timeouts = m_timeouts;
+    if (cap) {
+      timeouts = {std::min(timeouts.connect, *cap), std::min(timeouts.io, *cap)};
+    }
+    auto copy = std::make_unique<RedlockStore>(m_masters, timeouts);
     copy->m_holder = m_holder;
     return copy;
   }
 
-  AcquireResult acquire(const AcquireRequest& request, SignalFd* signals,
-                        const BusyCallback& on_busy) override;
-  ReleaseResult release(const LockKeys& keys, Mode mode, const std::string& owner, bool all) override;
+  AcquireResult acquire(const AcquireRequest& request, SignalFd* signals, const BusyCallback& on_busy,
+                        const KeepAlive& keep_alive) override;
+  ReleaseResult release(const LockKeys& keys, Mode mode, const std::string& owner, bool all,
+                        redis::RetryPolicy::Mode retry) override;
   RenewResult renew(const LockKeys& keys, Mode mode, const std::string& owner, Millis lease,
                     redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) override;
   std::optional<std::string> force_unlock(const LockKeys& keys) override;
@@ -298,13 +303,21 @@ AcquireResult RedlockStore::round(const AcquireRequest& request) {
       answers);
 }
 
-AcquireResult RedlockStore::acquire(const AcquireRequest& request, SignalFd* signals,
-                                    const BusyCallback& on_busy) {
+AcquireResult RedlockStore::acquire(const AcquireRequest& request, SignalFd* signals, const BusyCallback& on_busy,
+                                    const KeepAlive& keep_alive) {
   const TimePoint deadline = Clock::now() + request.wait.value_or(Millis(0));
+  // The caller's other locks are renewed when due, between rounds (as WaitPlan
+  // says for one deployment); no wait lasts past it.
+  TimePoint keep_at = keep_alive && request.wait ? keep_alive.due : TimePoint::max();
   // One subscription per master, made when the first round is busy (best
   // effort: a master that cannot be subscribed to is simply not listened to).
   std::vector<redis::Connection> subs;
   for (;;) {
+    if (Clock::now() >= keep_at) {
+      TimePoint sent = Clock::now();
+      keep_alive.renew(); // throws when one of them is not ours any more
+      keep_at = sent + keep_alive.every;
+    }
     std::optional<RedisError> failed;
     AcquireResult result;
     try {
@@ -333,7 +346,7 @@ AcquireResult RedlockStore::acquire(const AcquireRequest& request, SignalFd* sig
                      : result.holder.ttl.count() < 0
                          ? now + Millis(1000) + random_between(Millis(1), Millis(50))
                          : now + result.holder.ttl + random_between(Millis(1), Millis(50));
-    wake = std::min(wake, deadline);
+    wake = std::min({wake, deadline, keep_at});
     if (subs.empty()) {
       for (auto& node : m_nodes) {
         try {
@@ -409,10 +422,11 @@ AcquireResult RedlockStore::acquire(const AcquireRequest& request, SignalFd* sig
   }
 }
 
-ReleaseResult RedlockStore::release(const LockKeys& keys, Mode mode, const std::string& owner, bool all) {
+ReleaseResult RedlockStore::release(const LockKeys& keys, Mode mode, const std::string& owner, bool all,
+                                    redis::RetryPolicy::Mode retry) {
   const auto op_id = new_op_id();
   auto answers = ask_all<ReleaseResult>(
-      m_nodes, [&](redis::Client& node) { return lock::release(node, keys, mode, owner, all, op_id); });
+      m_nodes, [&](redis::Client& node) { return lock::release(node, keys, mode, owner, all, op_id, {}, retry); });
   std::vector<Vote> votes;
   bool released_any = false;
   ReleaseResult result;

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Several names with -w: the names already taken are kept alive (renewed every
+# TTL/3) while the others are awaited, so nobody can take them meanwhile; once
+# the last one is taken every lease is full, and `run`'s lease clock starts
+# then (a wait longer than the TTL does not end the run as "lock lost"). A name
+# taken and then lost during the wait ends the acquisition: the others are
+# released, exit 76.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/run_helpers/common.sh"
+PY=${PY:-$(python3 -c 'import sys;print(sys.executable)')}
+start_redis
+
+owner_of() { rcli HKEYS "$1" | grep -v '^rlock:meta$' | head -n1; }
+
+# intruder_kept_out NAME MODEFLAGS... : tries `acquire NAME -n` as another owner
+# 10 times, 0.3s apart (about 3s: more than the 2s lease of the waiting
+# acquisition); fails as soon as one attempt takes it.
+intruder_kept_out() {
+  local name=$1 i; shift
+  for i in $(seq 1 10); do
+    r acquire "$name" -n --owner intruder --ttl 20s "$@"
+    if [ "$RC" != 75 ]; then
+      echo "  intruder attempt $i on $name: rc $RC"
+      return 1
+    fi
+    sleep 0.3
+  done
+  return 0
+}
+
+# --- acquire A B -w: A (taken first) is renewed while B is awaited
+r acquire WB --owner other --ttl 5s
+expect_rc 0 "another owner holds WB for 5s"
+T=$TEST_TMP/ab
+bg "$T" acquire WB WA -w 15s --ttl 2s
+check "WA is taken first (bytewise order) while WB is busy" wait_until 5 key_there WA
+check "while WB is awaited, an intruder never takes WA (sampled for ~3s, > the 2s lease)" intruder_kept_out WA
+check "the acquisition is still waiting" eval '! bg_done "$T"'
+r release WB --owner other
+expect_rc 0 "the other owner releases WB"
+check "the acquisition ends" wait_until 5 bg_done "$T"
+check "it exits 0 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 0
+TOK=$(cat "$T.out")
+check "both held by its token ($TOK)" test "$(owner_of WA) $(owner_of WB)" = "$TOK $TOK"
+pa=$(rcli PTTL WA); pb=$(rcli PTTL WB)
+echo "  leases right after: WA ${pa}ms, WB ${pb}ms (--ttl 2s)"
+check "WA's lease is full again once WB is taken (PTTL ${pa}ms > 1000ms)" test "$pa" -gt 1000
+check "WB's lease is full (PTTL ${pb}ms > 1000ms)" test "$pb" -gt 1000
+r release WA WB --owner "$TOK"
+expect_rc 0 "release both"
+
+# --- the same with --fair (a fair waiter keeps its place while the held name is renewed)
+r acquire FB --fair --owner other --ttl 4s
+expect_rc 0 "another owner holds FB (fair) for 4s"
+T=$TEST_TMP/fair
+bg "$T" acquire FB FA --fair -w 15s --ttl 2s
+check "FA is taken first while FB is busy" wait_until 5 key_there FA
+check "while FB is awaited, an intruder never takes FA (fair)" intruder_kept_out FA --fair
+check "the fair acquisition ends once FB expires" wait_until 8 bg_done "$T"
+check "it exits 0 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 0
+TOK=$(cat "$T.out")
+check "both held by its token" test "$(owner_of FA) $(owner_of FB)" = "$TOK $TOK"
+r release FA FB --fair --owner "$TOK"
+expect_rc 0 "release both (fair)"
+
+# --- run -w with a wait longer than the TTL: CMD runs with both locks, exit 0
+r acquire RB --owner other --ttl 4s
+expect_rc 0 "another owner holds RB for 4s (twice the run's lease)"
+T=$TEST_TMP/run
+bg "$T" run -w 15s --ttl 2s RA RB -- sh -c '
+  a=$(redis-cli -h 127.0.0.1 -p "$2" HEXISTS RA "$RLOCK_OWNER")
+  b=$(redis-cli -h 127.0.0.1 -p "$2" HEXISTS RB "$RLOCK_OWNER")
+  echo "$a $b" >"$1.held"; sleep 1' sh "$T" "$REDIS_PORT"
+check "RA is taken first while RB is busy" wait_until 5 key_there RA
+check "while RB is awaited, an intruder never takes RA (run)" intruder_kept_out RA
+check "the run ends" wait_until 10 bg_done "$T"
+check "run -w with a wait beyond the TTL exits 0, not 76 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 0
+check "CMD ran holding both locks ($(cat "$T.held" 2>/dev/null))" test "$(cat "$T.held" 2>/dev/null)" = "1 1"
+check "no loss reported" eval '! grep -q lost "$T.err"'
+check "both released after the run" test "$(rcli EXISTS RA RB)" = 0
+
+# --- a name taken, then lost during the wait: give up, release the rest, exit 76
+r acquire LB --owner other --ttl 10s
+expect_rc 0 "another owner holds LB"
+T=$TEST_TMP/lost
+bg "$T" acquire LB LA -w 15s --ttl 2s
+check "LA is taken first while LB is busy" wait_until 5 key_there LA
+rcli DEL LA >/dev/null
+r acquire LA --owner thief --ttl 20s
+expect_rc 0 "a thief takes LA after it was deleted"
+check "the acquisition gives up" wait_until 5 bg_done "$T"
+check "it exits 76: a name it held was lost while waiting (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 76
+check "the message names LA" grep -q '"LA"' "$T.err"
+check "LA still the thief's" test "$(owner_of LA)" = thief
+check "LB still the other owner's" test "$(owner_of LB)" = other
+
+finish
