@@ -94,4 +94,18 @@ check "the message names LA" grep -q '"LA"' "$T.err"
 check "LA still the thief's" test "$(owner_of LA)" = thief
 check "LB still the other owner's" test "$(owner_of LB)" = other
 
+# --- Redlock (3 masters): the same, through its own round loop
+. "$(dirname "$0")/topology.sh"
+redlock_setup 3
+r "${TO[@]}" acquire GB --owner other --ttl 4s
+expect_rc 0 "another owner holds GB on the Redlock for 4s"
+T=$TEST_TMP/redlock
+bg "$T" "${TO[@]}" acquire GB GA -w 15s --ttl 2s
+check "GA is taken first on every master while GB is busy" wait_until 5 eval '[ "$(nodes_with_key GA)" = "0 1 2 " ]'
+check "while GB is awaited, an intruder never takes GA (Redlock)" intruder_kept_out GA "${TO[@]}"
+check "the Redlock acquisition ends once GB expires" wait_until 8 bg_done "$T"
+check "it exits 0 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 0
+TOK=$(cat "$T.out")
+check "GA and GB held by its token on every master" eval 'held_everywhere GA "$TOK" && held_everywhere GB "$TOK"'
+
 finish
