@@ -30,41 +30,35 @@ freeze_after_renewal() {
   check "a renewal of $1 was seen before the freeze" test "$renewed" = yes
 }
 
-# --- CMD obeys SIGTERM: rlock exits 76 within the bound
-start_redis
-T=$TEST_TMP/p1
-bg "$T" run -v --ttl "${TTL_MS}ms" --kill-after "${KILL_AFTER_MS}ms" P1 -- sh -c 'echo $$ >$1.sh.pid; exec sleep 600' sh "$T"
-sh_pid=$(pid_of "$T.sh.pid")
-check "CMD runs (pid $sh_pid)" alive "$sh_pid"
-freeze_after_renewal P1
-while alive "$sh_pid" && [ $(( $(ms) - T_STOP )) -lt 10000 ]; do sleep 0.02; done
-t_dead=$(ms)
-check "rlock ends" wait_until 10 bg_done "$T"
-d=$(( $(bg_t "$T") - T_STOP ))
-echo "  CMD stopped $(( t_dead - T_STOP ))ms into the partition; rlock exited ${d}ms into it (bound ${BOUND_MS}ms = TTL ${TTL_MS} + kill-after ${KILL_AFTER_MS} + 1000 + 1000 busy-machine margin)"
-check "rlock exits 76 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 76
-check "rlock exits within ${BOUND_MS}ms of the freeze (${d}ms)" test "$d" -le "$BOUND_MS"
-check "no release is sent twice (no resend after the loss)" eval '! grep -q "sending again" "$T.err"'
-kill -CONT "$REDIS_PID"
-stop_redis
+# partition LABEL NAME MAX_RELEASES SCRIPT: runs `run -v NAME -- sh -c SCRIPT`
+# (SCRIPT writes its pid to $1.sh.pid), freezes Redis after a renewal, and
+# checks that rlock exits 76 within the bound, having sent at most MAX_RELEASES
+# release requests (-v logs each request; a release names its latch key).
+partition() {
+  local label=$1 name=$2 max_releases=$3 script=$4 T=$TEST_TMP/$2 sh_pid t_dead d releases
+  start_redis
+  bg "$T" run -v --ttl "${TTL_MS}ms" --kill-after "${KILL_AFTER_MS}ms" "$name" -- sh -c "$script" sh "$T"
+  sh_pid=$(pid_of "$T.sh.pid")
+  check "$label: CMD runs (pid $sh_pid)" alive "$sh_pid"
+  freeze_after_renewal "$name"
+  while alive "$sh_pid" && [ $(( $(ms) - T_STOP )) -lt 10000 ]; do sleep 0.02; done
+  t_dead=$(ms)
+  check "$label: rlock ends" wait_until 10 bg_done "$T"
+  d=$(( $(bg_t "$T") - T_STOP ))
+  echo "  $label: CMD gone $(( t_dead - T_STOP ))ms into the partition; rlock exited ${d}ms into it (bound ${BOUND_MS}ms = TTL ${TTL_MS} + kill-after ${KILL_AFTER_MS} + 1000 + 1000 for a busy machine)"
+  check "$label: rlock exits 76 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 76
+  check "$label: rlock exits within ${BOUND_MS}ms of the freeze (${d}ms)" test "$d" -le "$BOUND_MS"
+  check "$label: no request is sent again after the loss" eval '! grep -q "sending again" "$T.err"'
+  releases=$(grep -c "^rlock: > EVALSHA .*redisson_unlock_latch:{$name}:" "$T.err")
+  check "$label: release requests sent: $releases (at most $max_releases)" test "$releases" -le "$max_releases"
+  kill -CONT "$REDIS_PID"
+  stop_redis
+}
 
-# --- CMD ignores SIGTERM: SIGKILLed when the lease could end; by then a release
-# is pointless, and rlock exits without waiting on the frozen server
-start_redis
-T=$TEST_TMP/p2
-bg "$T" run -v --ttl "${TTL_MS}ms" --kill-after "${KILL_AFTER_MS}ms" P2 -- sh -c 'trap "" TERM; echo $$ >$1.sh.pid; while :; do sleep 0.05; done' sh "$T"
-sh_pid=$(pid_of "$T.sh.pid")
-check "CMD runs (pid $sh_pid)" alive "$sh_pid"
-freeze_after_renewal P2
-while alive "$sh_pid" && [ $(( $(ms) - T_STOP )) -lt 10000 ]; do sleep 0.02; done
-t_dead=$(ms)
-check "rlock ends" wait_until 10 bg_done "$T"
-d=$(( $(bg_t "$T") - T_STOP ))
-echo "  TERM-ignoring CMD killed $(( t_dead - T_STOP ))ms into the partition; rlock exited ${d}ms into it (bound ${BOUND_MS}ms)"
-check "rlock exits 76 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 76
-check "rlock exits within ${BOUND_MS}ms of the freeze (${d}ms)" test "$d" -le "$BOUND_MS"
-check "no release is sent twice" eval '! grep -q "sending again" "$T.err"'
-kill -CONT "$REDIS_PID"
-stop_redis
+# CMD obeys SIGTERM: one release try at most, within what is left of the lease.
+partition "CMD stops on SIGTERM" P1 1 'echo $$ >$1.sh.pid; exec sleep 600'
+# CMD ignores SIGTERM: SIGKILLed when the lease could end; by then a release is
+# pointless, and rlock exits without waiting on the frozen server.
+partition "CMD ignores SIGTERM" P2 0 'trap "" TERM; echo $$ >$1.sh.pid; while :; do sleep 0.05; done'
 
 finish
