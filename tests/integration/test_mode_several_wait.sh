@@ -79,6 +79,20 @@ check "CMD ran holding both locks ($(cat "$T.held" 2>/dev/null))" test "$(cat "$
 check "no loss reported" eval '! grep -q lost "$T.err"'
 check "both released after the run" test "$(rcli EXISTS RA RB)" = 0
 
+# --- Redis frozen for a moment during the wait: the waiter keeps waiting, and
+# once the last name is taken every lease is confirmed and full
+r acquire ZB --owner other --ttl 3s
+expect_rc 0 "another owner holds ZB for 3s"
+T=$TEST_TMP/frozen
+bg "$T" acquire ZB ZA -w 15s --ttl 2s --io-timeout 300ms
+check "ZA is taken first while ZB is busy" wait_until 5 key_there ZA
+kill -STOP "$REDIS_PID"; sleep 1; kill -CONT "$REDIS_PID"
+check "the acquisition ends once ZB expires" wait_until 8 bg_done "$T"
+check "it exits 0 after Redis froze for 1s meanwhile (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 0
+TOK=$(cat "$T.out")
+check "both held by its token, ZA's lease full (PTTL $(rcli PTTL ZA)ms)" \
+  eval '[ "$(owner_of ZA) $(owner_of ZB)" = "$TOK $TOK" ] && [ "$(rcli PTTL ZA)" -gt 1000 ]'
+
 # --- a name taken, then lost during the wait: give up, release the rest, exit 76
 r acquire LB --owner other --ttl 10s
 expect_rc 0 "another owner holds LB"

@@ -3,6 +3,7 @@
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/lock/several.hpp>
+#include <rlock/redis/retry.hpp>
 
 #include <fmt/format.h>
 
@@ -72,9 +73,19 @@ Taken acquire_all(Store& store, const AcquireRequest& request, const std::vector
   KeepAlive keep;
   keep.every = keep_alive_every(request.lease);
   keep.renew = [&] {
-    for (auto index : held) {
-      renew_held(store, locks[index], request, taken.results[index],
-                 "while waiting for " + quote(*awaited));
+    try {
+      for (auto index : held) {
+        renew_held(store, locks[index], request, taken.results[index],
+                   "while waiting for " + quote(*awaited));
+      }
+    } catch (const RedisError& e) {
+      if (redis::outcome_of(e.kind()) == redis::Outcome::final) {
+        throw;
+      }
+      // Redis unreachable for now: the waiter keeps trying until its deadline
+      // (so does this, at the next interval), and once the last is taken, the
+      // renewal of those whose lease is stale confirms each is still ours.
+      log::debug("cannot renew while waiting for {}: {}", quote(*awaited), e.what());
     }
   };
   try {

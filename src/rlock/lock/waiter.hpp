@@ -84,8 +84,8 @@ using BusyCallback = std::function<void(const Holder& holder, Millis wait_left)>
 
 // The locks a waiter's caller already holds (several names are taken one by
 // one), kept alive while it waits: `renew` renews every one of them and
-// confirms each is still the caller's; it throws when one is not (or when
-// Redis cannot be reached), which ends the wait. Called first at `due`, then
+// confirms each is still the caller's; it throws when one is not (or on an
+// error waiting cannot mend), which ends the wait. Called first at `due`, then
 // `every` after each call began (WaitPlan::keep_alive). Empty: nothing held.
 struct KeepAlive {
   TimePoint due = TimePoint::max();
