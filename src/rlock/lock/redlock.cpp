@@ -107,11 +107,7 @@ public:
   }
 
   std::unique_ptr<Store> fresh(std::optional<Millis> cap) const override {
-    auto timeouts = m_timeouts;
-    if (cap) {
-      timeouts = {std::min(timeouts.connect, *cap), std::min(timeouts.io, *cap)};
-    }
-    auto copy = std::make_unique<RedlockStore>(m_masters, timeouts);
+    auto copy = std::make_unique<RedlockStore>(m_masters, cap ? m_timeouts.capped(*cap) : m_timeouts);
     copy->m_holder = m_holder;
     return copy;
   }
@@ -485,6 +481,7 @@ RenewResult RedlockStore::renew(const LockKeys& keys, Mode mode, const std::stri
     // majority. Never where another owner holds it.
     if (!emptied.empty() && m_holder && m_holder->owner == owner) {
       AcquireRequest again = *m_holder;
+      again.keys = keys;      // several names: the lock renewed, not the last one taken
       again.own_token = true; // ours: finding it there means it is granted
       again.wait.reset();
       again.lease = result.lease.count() > 0 ? result.lease : again.lease;
@@ -638,8 +635,7 @@ std::vector<LockState> RedlockStore::find_locks(const std::string& pattern) {
 } // namespace
 
 redis::Timeouts per_node_timeouts(redis::Timeouts given, Millis ttl) {
-  Millis bound = std::max(Millis(50), ttl / 10);
-  return {std::min(given.connect, bound), std::min(given.io, bound)};
+  return given.capped(std::max(Millis(50), ttl / 10));
 }
 
 std::unique_ptr<Store> make_redlock(const std::vector<redis::Endpoint>& masters, redis::Timeouts timeouts) {

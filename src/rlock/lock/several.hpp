@@ -41,11 +41,11 @@ Millis keep_alive_every(Millis lease);
 // Takes every lock, one by one in take_order, each waiting only until the one
 // deadline request.wait sets for all of them. While one is awaited, those
 // already taken are kept alive: renewed every TTL/3 (KeepAlive), each renewal
-// confirming the lock is still ours (a renewal Redis does not answer is tried
-// again at the next interval: the waiter keeps trying until its deadline). Once the last one is taken, an earlier one
-// whose lease began too long before (lease_is_stale) is renewed once more, so
-// every lease is full and every result's sent_at is the start of a lease
-// confirmed now. When one is busy at the deadline, or anything throws (a signal,
+// confirming the lock is still ours (one Redis does not answer is tried again
+// at the next interval: the waiter keeps trying until its deadline). Once the
+// last one is taken, an earlier one whose lease began too long before
+// (lease_is_stale) is renewed once more, so every lease is full and every
+// result's sent_at is the start of a lease confirmed now. When one is busy at the deadline, or anything throws (a signal,
 // Redis unreachable, a lock taken earlier found lost: Error(lost), 76), the
 // locks taken so far are released (latest first) before it returns or rethrows.
 Taken acquire_all(Store& store, const AcquireRequest& request, const std::vector<LockKeys>& locks,

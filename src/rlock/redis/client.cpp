@@ -60,11 +60,7 @@ Client& Client::operator=(Client&&) noexcept = default;
 Client::~Client() = default;
 
 Client Client::fresh(std::optional<Millis> cap) const {
-  Timeouts timeouts = m_timeouts;
-  if (cap) {
-    timeouts = {std::min(timeouts.connect, *cap), std::min(timeouts.io, *cap)};
-  }
-  Client copy(m_target, timeouts);
+  Client copy(m_target, cap ? m_timeouts.capped(*cap) : m_timeouts);
   copy.m_mode = m_mode;
   copy.m_sharded = m_sharded;
   copy.m_primary = m_primary;
