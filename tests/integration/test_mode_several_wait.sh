@@ -122,4 +122,15 @@ check "it exits 0 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 0
 TOK=$(cat "$T.out")
 check "GA and GB held by its token on every master" eval 'held_everywhere GA "$TOK" && held_everywhere GB "$TOK"'
 
+# --- Redlock run of two names: a master restarted empty gets each lock back
+# (the renewal of GX re-takes GX there, not the last name taken)
+T=$TEST_TMP/redlock-run
+bg "$T" "${TO[@]}" run GX GY --ttl 3s -- sleep 5
+check "GX and GY held on every master" wait_until 5 eval '[ "$(nodes_with_key GX) $(nodes_with_key GY)" = "0 1 2  0 1 2 " ]'
+restart_master_empty 2
+check "both are back on the restarted master within two renewals" \
+  wait_until 4 eval '[ "$(nodes_with_key GX 2) $(nodes_with_key GY 2)" = "2  2 " ]'
+check "the run ends" wait_until 8 bg_done "$T"
+check "it exits 0 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 0
+
 finish
