@@ -63,6 +63,24 @@ check "both held by its token" test "$(owner_of FA) $(owner_of FB)" = "$TOK $TOK
 r release FA FB --fair --owner "$TOK"
 expect_rc 0 "release both (fair)"
 
+# --- --limit 1 and --write: the same through the semaphore's and the read-write
+# lock's renewals; with --owner, a name the owner already holds is re-entered
+for mode in "--limit 1" "--write"; do
+  tag=${mode//[^a-z0-9]/}
+  r acquire "${tag}B" $mode --owner other --ttl 4s
+  expect_rc 0 "another owner holds ${tag}B ($mode) for 4s"
+  r acquire "${tag}A" $mode --owner mine --ttl 2s
+  expect_rc 0 "owner 'mine' already holds ${tag}A ($mode)"
+  T=$TEST_TMP/$tag
+  bg "$T" acquire "${tag}B" "${tag}A" $mode --owner mine -w 15s --ttl 2s
+  sleep 0.3
+  check "while ${tag}B is awaited, an intruder never takes ${tag}A ($mode, re-entered)" intruder_kept_out "${tag}A" $mode
+  check "the acquisition ends once ${tag}B expires ($mode)" wait_until 8 bg_done "$T"
+  check "it exits 0 ($mode; got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 0
+  r release "${tag}A" "${tag}B" $mode --owner mine
+  expect_rc 0 "release both ($mode)"
+done
+
 # --- run -w with a wait longer than the TTL: CMD runs with both locks, exit 0
 r acquire RB --owner other --ttl 4s
 expect_rc 0 "another owner holds RB for 4s (twice the run's lease)"
