@@ -158,3 +158,16 @@ TEST_CASE("names: no two accepted names share a key (the twin '{X}' and helper f
     CHECK(std::string(e.what()).find(R"("{A}" and "A" the same helper keys)") != std::string::npos);
   }
 }
+
+TEST_CASE("several names: a lease that began before a wait for the others is renewed once the last is taken") {
+  using rlock::Millis;
+  const rlock::TimePoint t0{};
+  // TTL 2s: within 200ms of the last one, a lease counts as starting with it.
+  CHECK_FALSE(rlock::lock::lease_is_stale(t0, t0 + Millis(3), Millis(2'000))); // taken back to back
+  CHECK_FALSE(rlock::lock::lease_is_stale(t0, t0 + Millis(200), Millis(2'000)));
+  CHECK(rlock::lock::lease_is_stale(t0, t0 + Millis(201), Millis(2'000)));
+  CHECK(rlock::lock::lease_is_stale(t0, t0 + Millis(34'000), Millis(30'000))); // waited 34s
+  CHECK(rlock::lock::keep_alive_every(Millis(30'000)) == Millis(10'000));
+  CHECK(rlock::lock::keep_alive_every(Millis(2'000)) == Millis(666));
+  CHECK(rlock::lock::keep_alive_every(Millis(3)) == Millis(10));
+}

@@ -116,3 +116,53 @@ TEST_CASE("waiter: an attempt's retry_after bounds the wait (a fair waiter's ref
   plan.busy(Millis(20'000), t0 + Millis(29'500), Millis(1'000));
   CHECK(plan.next(t0 + Millis(29'500)).until == t0 + Millis(30'000)); // never past the deadline
 }
+
+TEST_CASE("waiter: several names keep the ones already held alive while waiting (keep_alive every TTL/3)") {
+  // TTL 2s: the held lock was taken at t0 - 100ms, so its renewal is due at
+  // t0 + 566ms, then 666ms after each renewal was sent.
+  WaitPlan plan(Millis(60'000), t0);
+  plan.keep_alive(t0 + Millis(566), Millis(666));
+  CHECK(plan.next(t0).step == Step::attempt); // the first attempt comes first
+  plan.busy(Millis(34'000), t0 + Millis(2));  // held for 34s by another
+  CHECK(plan.next(t0 + Millis(2)).step == Step::subscribe);
+  plan.subscribed();
+  CHECK(plan.next(t0 + Millis(3)).step == Step::attempt);
+  plan.busy(Millis(34'000), t0 + Millis(4));
+  auto next = plan.next(t0 + Millis(4));
+  CHECK(next.step == Step::wait);
+  CHECK(next.until == t0 + Millis(566)); // not the holder's lease end 34s away
+  CHECK(plan.next(t0 + Millis(566)).step == Step::keep_alive);
+  plan.kept_alive(t0 + Millis(567));
+  next = plan.next(t0 + Millis(570));
+  CHECK(next.step == Step::wait);
+  CHECK(next.until == t0 + Millis(1'233));
+  // Over a long wait the renewals keep coming, one per interval.
+  int renewals = 1;
+  for (TimePoint now = t0 + Millis(570); now < t0 + Millis(34'000); now += Millis(1)) {
+    if (plan.next(now).step == Step::keep_alive) {
+      ++renewals;
+      plan.kept_alive(now);
+    }
+  }
+  CHECK(renewals == 51); // 34s / 666ms
+  // Due together with an attempt (a release message): the renewal first.
+  plan.released();
+  CHECK(plan.next(t0 + Millis(40'000)).step == Step::keep_alive);
+  plan.kept_alive(t0 + Millis(40'000));
+  CHECK(plan.next(t0 + Millis(40'000)).step == Step::attempt);
+  // A failed SUBSCRIBE's pause does not outlast the renewal either.
+  plan.busy(Millis(34'000), t0 + Millis(40'001));
+  plan.subscribe_failed(t0 + Millis(42'000));
+  CHECK(plan.next(t0 + Millis(40'002)).until == t0 + Millis(40'666));
+}
+
+TEST_CASE("waiter: keep_alive never delays giving up") {
+  WaitPlan plan(Millis(1'000), t0);
+  plan.keep_alive(t0 + Millis(2'000), Millis(666));
+  plan.busy(Millis(5'000), t0 + Millis(1'000));
+  CHECK(plan.next(t0 + Millis(3'000)).step == Step::give_up);
+  WaitPlan once(std::nullopt, t0); // -n: no wait, nothing to keep alive meanwhile
+  once.keep_alive(t0, Millis(666));
+  once.busy(Millis(5'000), t0);
+  CHECK(once.next(t0 + Millis(1)).step == Step::give_up);
+}

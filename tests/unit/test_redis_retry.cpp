@@ -207,3 +207,16 @@ TEST_CASE("retry: the renewal thread's requests are never resent here (its own l
     CHECK(policy.decide(kind, after({kind}, false), t0, t0 + Millis(60'000)).action == Action::give_up);
   }
 }
+
+TEST_CASE("retry: once (run's release after a lost lease) is one try, never resent") {
+  RetryPolicy policy(k_timeouts, RetryPolicy::Mode::once);
+  for (auto kind : {RedisErrorKind::timeout, RedisErrorKind::closed, RedisErrorKind::io, RedisErrorKind::connect,
+                    RedisErrorKind::loading, RedisErrorKind::busy}) {
+    CHECK(policy.decide(kind, after({kind}, true), t0, std::nullopt).action == Action::give_up);
+  }
+  // One try (connect, HELLO, the request: C + 2T) ends within the budget.
+  CHECK(RetryPolicy::timeout_cap_within(Millis(375)) == Millis(125));
+  CHECK(RetryPolicy::timeout_cap_within(Millis(1)) == Millis(1));
+  // The renewal thread's requests never wait longer than an interval (TTL/3).
+  CHECK(RetryPolicy::renewal_timeout_cap(Millis(500)) == Millis(500));
+}

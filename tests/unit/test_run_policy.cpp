@@ -184,3 +184,39 @@ TEST_CASE("stop plan: the rlock process above the supervisor was killed") {
   CHECK(step.signal == 0);
   CHECK(!ignore.hold_for(at(1'000)));
 }
+
+TEST_CASE("stop plan: after a loss, at most one release, bounded by what is left of the lease") {
+  // Not lost: the usual release, whatever the time.
+  StopPlan fine(config());
+  fine.step(at(5), lease(), false, true, true);
+  CHECK(fine.release(at(5), lease()).send);
+  CHECK(!fine.release(at(5), lease()).within);
+  CHECK(!fine.release(at(40'000), lease()).within);
+
+  // TTL 1.5s in a silent partition (LeaseClock: margin 150ms, grace 375ms):
+  // last renewal confirmed at t0: stop at 975ms, kill at 1350ms.
+  const LeaseView frozen{at(975), at(1'350), false};
+  // CMD obeys SIGTERM at once: one try, within what is left until 1350ms.
+  StopPlan quick(config());
+  auto step = quick.step(at(975), frozen, true, false, false);
+  CHECK(step.signal == SIGTERM);
+  CHECK(step.why == Why::unconfirmed);
+  auto release = quick.release(at(1'000), frozen);
+  CHECK(release.send);
+  REQUIRE(release.within);
+  CHECK(*release.within == Millis(350));
+  // CMD ignored SIGTERM and was killed at 1350ms: the lease may be over, no release.
+  StopPlan late(config());
+  late.step(at(975), frozen, true, false, false);
+  late.step(at(1'350), frozen, true, false, false);
+  CHECK(!late.release(at(1'350), frozen).send);
+  CHECK(!late.release(at(5'000), frozen).send);
+  // Found gone or another's (the server answered): the same bound.
+  StopPlan gone(config());
+  gone.step(at(300), {at(975), at(1'350), true}, true, false, false);
+  CHECK(*gone.release(at(400), {at(975), at(1'350), true}).within == Millis(950));
+  // --on-lost ignore: CMD went on unprotected; the lease is still not ours.
+  StopPlan ignored(config(OnLost::ignore));
+  ignored.step(at(975), frozen, true, false, false);
+  CHECK(!ignored.release(at(9'000), frozen).send);
+}

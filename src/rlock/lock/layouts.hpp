@@ -28,7 +28,8 @@ void fair_leave(redis::Client& client, const LockKeys& keys, const std::string& 
 AcquireResult rw_try_acquire(redis::Client& client, const AcquireRequest& request, const std::string& op_id,
                              const redis::RetryScope& scope);
 ReleaseResult rw_release(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner, bool all,
-                         const std::string& op_id, const std::string& only_if_acquired_by);
+                         const std::string& op_id, const std::string& only_if_acquired_by,
+                         redis::RetryPolicy::Mode retry);
 RenewResult rw_renew(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner, Millis lease,
                      redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync);
 // A writer that stops waiting (deadline, signal, error) withdraws what its
@@ -39,7 +40,8 @@ void rw_leave(redis::Client& client, const LockKeys& keys, const std::string& ow
 AcquireResult permit_try_acquire(redis::Client& client, const AcquireRequest& request, const std::string& op_id,
                                  const redis::RetryScope& scope);
 ReleaseResult permit_release(redis::Client& client, const LockKeys& keys, const std::string& owner, bool all,
-                             const std::string& op_id, const std::string& only_if_acquired_by);
+                             const std::string& op_id, const std::string& only_if_acquired_by,
+                             redis::RetryPolicy::Mode retry);
 RenewResult permit_renew(redis::Client& client, const LockKeys& keys, const std::string& owner, Millis lease,
                          redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync);
 

@@ -193,8 +193,9 @@ void publish_release_again(redis::Client& client, const LockKeys& keys, const st
 
 // The exclusive lock's release (lua/release.lua), also a fair hold's.
 ReleaseResult exclusive_release(redis::Client& client, const LockKeys& keys, const std::string& owner,
-                                bool all, const std::string& op_id, const std::string& only_if_acquired_by) {
-  auto scope = one_shot(client, true);
+                                bool all, const std::string& op_id, const std::string& only_if_acquired_by,
+                                redis::RetryPolicy::Mode retry) {
+  redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), retry), true, std::nullopt, {}};
   const std::string publish = client.publish_command();
   std::vector<std::string> script_keys{keys.name,  keys.channel,        latch_key(keys.unlock_latch, op_id),
                                        keys.queue, keys.queue_timeouts, keys.waiters};
@@ -429,11 +430,12 @@ AcquireResult try_acquire(redis::Client& client, const AcquireRequest& request, 
 }
 
 ReleaseResult release(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner, bool all,
-                      const std::string& op_id, const std::string& only_if_acquired_by) {
+                      const std::string& op_id, const std::string& only_if_acquired_by,
+                      redis::RetryPolicy::Mode retry) {
   return by_layout(
-      mode, [&] { return exclusive_release(client, keys, owner, all, op_id, only_if_acquired_by); },
-      [&] { return rw_release(client, keys, mode, owner, all, op_id, only_if_acquired_by); },
-      [&] { return permit_release(client, keys, owner, all, op_id, only_if_acquired_by); });
+      mode, [&] { return exclusive_release(client, keys, owner, all, op_id, only_if_acquired_by, retry); },
+      [&] { return rw_release(client, keys, mode, owner, all, op_id, only_if_acquired_by, retry); },
+      [&] { return permit_release(client, keys, owner, all, op_id, only_if_acquired_by, retry); });
 }
 
 RenewResult renew(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner, Millis lease,

@@ -106,8 +106,10 @@ struct ReleaseResult {
 // one level is released only if that acquisition was applied (its latch says
 // so), else nothing changes and the answer is `missing`.
 // `mode`: the layout the hold was taken in (exclusive and fair share one script).
+// `retry`: one_shot, or once (one try, never resent).
 ReleaseResult release(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner, bool all,
-                      const std::string& op_id, const std::string& only_if_acquired_by = {});
+                      const std::string& op_id, const std::string& only_if_acquired_by = {},
+                      redis::RetryPolicy::Mode retry = redis::RetryPolicy::Mode::one_shot);
 
 struct RenewResult {
   OwnerCheck check = OwnerCheck::ok;

@@ -56,8 +56,9 @@ AcquireResult permit_try_acquire(redis::Client& client, const AcquireRequest& re
 }
 
 ReleaseResult permit_release(redis::Client& client, const LockKeys& keys, const std::string& owner, bool all,
-                             const std::string& op_id, const std::string& only_if_acquired_by) {
-  auto scope = one_shot(client, true);
+                             const std::string& op_id, const std::string& only_if_acquired_by,
+                             redis::RetryPolicy::Mode retry) {
+  redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), retry), true, std::nullopt, {}};
   const std::string publish = client.publish_command();
   std::vector<std::string> script_keys{keys.name, keys.permit_timeouts, keys.permit_channel,
                                        keys.permit_records, latch_key(keys.unlock_latch, op_id)};

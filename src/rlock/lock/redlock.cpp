@@ -133,15 +133,16 @@ public:
     }
   }
 
-  std::unique_ptr<Store> fresh() const override {
-    auto copy = std::make_unique<RedlockStore>(m_masters, m_timeouts);
+  std::unique_ptr<Store> fresh(std::optional<Millis> cap) const override {
+    auto copy = std::make_unique<RedlockStore>(m_masters, cap ? m_timeouts.capped(*cap) : m_timeouts);
     copy->m_holder = m_holder;
     return copy;
   }
 
-  AcquireResult acquire(const AcquireRequest& request, SignalFd* signals,
-                        const BusyCallback& on_busy) override;
-  ReleaseResult release(const LockKeys& keys, Mode mode, const std::string& owner, bool all) override;
+  AcquireResult acquire(const AcquireRequest& request, SignalFd* signals, const BusyCallback& on_busy,
+                        const KeepAlive& keep_alive) override;
+  ReleaseResult release(const LockKeys& keys, Mode mode, const std::string& owner, bool all,
+                        redis::RetryPolicy::Mode retry) override;
   RenewResult renew(const LockKeys& keys, Mode mode, const std::string& owner, Millis lease,
                     redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) override;
   std::optional<std::string> force_unlock(const LockKeys& keys) override;
@@ -355,13 +356,21 @@ AcquireResult RedlockStore::round(const AcquireRequest& request) {
       answers);
 }
 
-AcquireResult RedlockStore::acquire(const AcquireRequest& request, SignalFd* signals,
-                                    const BusyCallback& on_busy) {
+AcquireResult RedlockStore::acquire(const AcquireRequest& request, SignalFd* signals, const BusyCallback& on_busy,
+                                    const KeepAlive& keep_alive) {
   const TimePoint deadline = Clock::now() + request.wait.value_or(Millis(0));
+  // The caller's other locks are renewed when due, between rounds (as WaitPlan
+  // says for one deployment); no wait lasts past it.
+  TimePoint keep_at = keep_alive && request.wait ? keep_alive.due : TimePoint::max();
   // One subscription per master, made when the first round is busy (best
   // effort: a master that cannot be subscribed to is simply not listened to).
   std::vector<redis::Connection> subs;
   for (;;) {
+    if (Clock::now() >= keep_at) {
+      TimePoint sent = Clock::now();
+      keep_alive.renew(); // throws when one of them is not ours any more
+      keep_at = sent + keep_alive.every;
+    }
     std::optional<RedisError> failed;
     AcquireResult result;
     try {
@@ -390,7 +399,7 @@ AcquireResult RedlockStore::acquire(const AcquireRequest& request, SignalFd* sig
                      : result.holder.ttl.count() < 0
                          ? now + Millis(1000) + random_between(Millis(1), Millis(50))
                          : now + result.holder.ttl + random_between(Millis(1), Millis(50));
-    wake = std::min(wake, deadline);
+    wake = std::min({wake, deadline, keep_at});
     if (subs.empty()) {
       for (auto& node : m_nodes) {
         try {
@@ -466,10 +475,11 @@ AcquireResult RedlockStore::acquire(const AcquireRequest& request, SignalFd* sig
   }
 }
 
-ReleaseResult RedlockStore::release(const LockKeys& keys, Mode mode, const std::string& owner, bool all) {
+ReleaseResult RedlockStore::release(const LockKeys& keys, Mode mode, const std::string& owner, bool all,
+                                    redis::RetryPolicy::Mode retry) {
   const auto op_id = new_op_id();
   auto answers = ask_all<ReleaseResult>(
-      m_nodes, [&](redis::Client& node) { return lock::release(node, keys, mode, owner, all, op_id); });
+      m_nodes, [&](redis::Client& node) { return lock::release(node, keys, mode, owner, all, op_id, {}, retry); });
   check_independent(); // (it was sent: one server named twice lost two levels; say so)
   std::vector<Vote> votes;
   bool released_any = false;
@@ -529,6 +539,7 @@ RenewResult RedlockStore::renew(const LockKeys& keys, Mode mode, const std::stri
     // majority. Never where another owner holds it.
     if (!emptied.empty() && m_holder && m_holder->owner == owner) {
       AcquireRequest again = *m_holder;
+      again.keys = keys;      // several names: the lock renewed, not the last one taken
       again.own_token = true; // ours: finding it there means it is granted
       again.wait.reset();
       again.lease = result.lease.count() > 0 ? result.lease : again.lease;
@@ -684,8 +695,7 @@ std::vector<LockState> RedlockStore::find_locks(const std::string& pattern) {
 } // namespace
 
 redis::Timeouts per_node_timeouts(redis::Timeouts given, Millis ttl) {
-  Millis bound = std::max(Millis(50), ttl / 10);
-  return {std::min(given.connect, bound), std::min(given.io, bound)};
+  return given.capped(std::max(Millis(50), ttl / 10));
 }
 
 std::unique_ptr<Store> make_redlock(const std::vector<redis::Endpoint>& masters, redis::Timeouts timeouts) {

@@ -55,8 +55,9 @@ AcquireResult rw_try_acquire(redis::Client& client, const AcquireRequest& reques
 }
 
 ReleaseResult rw_release(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner,
-                         bool all, const std::string& op_id, const std::string& only_if_acquired_by) {
-  auto scope = one_shot(client, true);
+                         bool all, const std::string& op_id, const std::string& only_if_acquired_by,
+                         redis::RetryPolicy::Mode retry) {
+  redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), retry), true, std::nullopt, {}};
   const std::string publish = client.publish_command();
   std::vector<std::string> script_keys{keys.name, keys.rw_channel, latch_key(keys.unlock_latch, op_id)};
   if (!only_if_acquired_by.empty()) {

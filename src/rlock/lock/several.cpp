@@ -1,7 +1,11 @@
 #include <rlock/core/clock.hpp>
+#include <rlock/core/errors.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/lock/several.hpp>
+#include <rlock/redis/retry.hpp>
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <numeric>
@@ -15,7 +19,34 @@ std::vector<std::size_t> take_order(const std::vector<LockKeys>& locks) {
   return order;
 }
 
+bool lease_is_stale(TimePoint lease_start, TimePoint last_taken, Millis lease) {
+  return last_taken - lease_start > lease / 10;
+}
+
+Millis keep_alive_every(Millis lease) {
+  return std::max(Millis(10), lease / 3);
+}
+
 namespace {
+
+// Renews `keys` (held by request.owner) for a full lease, confirming it is
+// still ours; throws Error(lost) when it is not. `why`: for the message.
+void renew_held(Store& store, const LockKeys& keys, const AcquireRequest& request, AcquireResult& taken,
+                const std::string& why) {
+  TimePoint sent = Clock::now();
+  auto renewed = store.renew(keys, request.mode.mode, request.owner, request.lease,
+                             redis::RetryPolicy::Mode::one_shot, {});
+  if (renewed.check != OwnerCheck::ok) {
+    throw Error(ExitCode::lost,
+                fmt::format("{} was lost {}: {}", quote(keys.name), why,
+                            renewed.check == OwnerCheck::missing ? "it is gone (expired or force-unlocked)"
+                            : renewed.check == OwnerCheck::other
+                                ? "it is now held by " + printable(renewed.detail)
+                                : "it is not a lock of this mode any more"));
+  }
+  taken.sent_at = sent; // the lease now runs from this send at least
+  taken.lease = renewed.lease.count() > 0 ? renewed.lease : request.lease;
+}
 
 // Releases what acquire_all took (latest first). Never throws: the locks are
 // also bounded by their leases.
@@ -23,7 +54,7 @@ void undo(Store& store, const std::vector<LockKeys>& locks, const std::vector<st
           const AcquireRequest& request) noexcept {
   for (auto it = taken.rbegin(); it != taken.rend(); ++it) {
     try {
-      store.release(locks[*it], request.mode.mode, request.owner, false);
+      store.release(locks[*it], request.mode.mode, request.owner, false, redis::RetryPolicy::Mode::one_shot);
     } catch (const std::exception& e) {
       log::warning("could not release {} (it expires by its lease): {}", quote(locks[*it].name), e.what());
     }
@@ -38,6 +69,25 @@ Taken acquire_all(Store& store, const AcquireRequest& request, const std::vector
   taken.results.resize(locks.size());
   const TimePoint deadline = Clock::now() + request.wait.value_or(Millis(0));
   std::vector<std::size_t> held;
+  const std::string* awaited = nullptr; // the name being waited for
+  KeepAlive keep;
+  keep.every = keep_alive_every(request.lease);
+  keep.renew = [&] {
+    try {
+      for (auto index : held) {
+        renew_held(store, locks[index], request, taken.results[index],
+                   "while waiting for " + quote(*awaited));
+      }
+    } catch (const RedisError& e) {
+      if (redis::outcome_of(e.kind()) == redis::Outcome::final) {
+        throw;
+      }
+      // Redis unreachable for now: the waiter keeps trying until its deadline
+      // (so does this, at the next interval), and once the last is taken, the
+      // renewal of those whose lease is stale confirms each is still ours.
+      log::debug("cannot renew while waiting for {}: {}", quote(*awaited), e.what());
+    }
+  };
   try {
     for (auto index : take_order(locks)) {
       AcquireRequest one = request;
@@ -52,13 +102,27 @@ Taken acquire_all(Store& store, const AcquireRequest& request, const std::vector
           on_busy(name, holder, left);
         };
       }
-      taken.results[index] = store.acquire(one, signals, named);
+      awaited = &locks[index].name;
+      keep.due = TimePoint::max();
+      for (auto h : held) {
+        keep.due = std::min(keep.due, taken.results[h].sent_at + keep.every);
+      }
+      taken.results[index] = store.acquire(one, signals, named, held.empty() ? KeepAlive{} : keep);
       if (!taken.results[index].acquired) {
         taken.busy = index;
         undo(store, locks, held, request);
         return taken;
       }
       held.push_back(index);
+    }
+    // Every lease full from now: those taken before a wait are renewed once more
+    // (and confirmed ours: a lock lost meanwhile fails the whole acquisition).
+    const TimePoint last_taken = held.empty() ? Clock::now() : taken.results[held.back()].sent_at;
+    for (std::size_t i = 0; i + 1 < held.size(); ++i) {
+      if (lease_is_stale(taken.results[held[i]].sent_at, last_taken, request.lease)) {
+        renew_held(store, locks[held[i]], request, taken.results[held[i]],
+                   "while the others were awaited");
+      }
     }
   } catch (...) {
     undo(store, locks, held, request);
@@ -69,14 +133,14 @@ Taken acquire_all(Store& store, const AcquireRequest& request, const std::vector
 }
 
 ReleasedAll release_all(Store& store, const std::vector<LockKeys>& locks, Mode mode, const std::string& owner,
-                        bool all) noexcept {
+                        bool all, redis::RetryPolicy::Mode retry) noexcept {
   ReleasedAll out;
   out.results.resize(locks.size());
   out.errors.resize(locks.size());
   auto order = take_order(locks);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     try {
-      out.results[*it] = store.release(locks[*it], mode, owner, all);
+      out.results[*it] = store.release(locks[*it], mode, owner, all, retry);
     } catch (...) {
       out.errors[*it] = std::current_exception();
     }

@@ -29,21 +29,37 @@ using NamedBusyCallback = std::function<void(const std::string& name, const Hold
 // The order locks are taken in: indexes into `locks`, bytewise by name.
 std::vector<std::size_t> take_order(const std::vector<LockKeys>& locks);
 
+// Whether a lock whose current lease began at `lease_start` is renewed once
+// more after the last of several was taken at `last_taken`: when it began more
+// than lease/10 before (a wait came between them), so that every lease of the
+// set starts at about the same time. Pure.
+bool lease_is_stale(TimePoint lease_start, TimePoint last_taken, Millis lease);
+// How often acquire_all renews the locks it holds while it waits for the
+// others: TTL/3, as the renewal thread of `run` (at least 10ms).
+Millis keep_alive_every(Millis lease);
+
 // Takes every lock, one by one in take_order, each waiting only until the one
-// deadline request.wait sets for all of them. When one is busy at the deadline,
-// or anything throws (a signal, Redis unreachable), the locks taken so far are
-// released (latest first) before it returns or rethrows.
+// deadline request.wait sets for all of them. While one is awaited, those
+// already taken are kept alive: renewed every TTL/3 (KeepAlive), each renewal
+// confirming the lock is still ours (one Redis does not answer is tried again
+// at the next interval: the waiter keeps trying until its deadline). Once the
+// last one is taken, an earlier one whose lease began too long before
+// (lease_is_stale) is renewed once more, so every lease is full and every
+// result's sent_at is the start of a lease confirmed now. When one is busy at the deadline, or anything throws (a signal,
+// Redis unreachable, a lock taken earlier found lost: Error(lost), 76), the
+// locks taken so far are released (latest first) before it returns or rethrows.
 Taken acquire_all(Store& store, const AcquireRequest& request, const std::vector<LockKeys>& locks,
                   SignalFd* signals, const NamedBusyCallback& on_busy);
 
 // Releases every lock (latest taken first), each independently: one that fails
 // or is not held does not stop the others. Results in the order of `locks`;
 // a lock whose release threw has its exception in `errors` (same index).
+// `retry`: as Store::release.
 struct ReleasedAll {
   std::vector<ReleaseResult> results;
   std::vector<std::exception_ptr> errors; // null where the release was answered
 };
 ReleasedAll release_all(Store& store, const std::vector<LockKeys>& locks, Mode mode, const std::string& owner,
-                        bool all) noexcept;
+                        bool all, redis::RetryPolicy::Mode retry = redis::RetryPolicy::Mode::one_shot) noexcept;
 
 } // namespace rlock::lock

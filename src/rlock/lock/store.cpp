@@ -13,13 +13,16 @@ class SingleStore final : public Store {
 public:
   explicit SingleStore(redis::Client client) : m_client(std::move(client)) {}
 
-  std::unique_ptr<Store> fresh() const override { return std::make_unique<SingleStore>(m_client.fresh()); }
-  AcquireResult acquire(const AcquireRequest& request, SignalFd* signals,
-                        const BusyCallback& on_busy) override {
-    return lock::acquire(m_client, request, signals, on_busy);
+  std::unique_ptr<Store> fresh(std::optional<Millis> cap) const override {
+    return std::make_unique<SingleStore>(m_client.fresh(cap));
   }
-  ReleaseResult release(const LockKeys& keys, Mode mode, const std::string& owner, bool all) override {
-    return lock::release(m_client, keys, mode, owner, all, new_op_id());
+  AcquireResult acquire(const AcquireRequest& request, SignalFd* signals, const BusyCallback& on_busy,
+                        const KeepAlive& keep_alive) override {
+    return lock::acquire(m_client, request, signals, on_busy, keep_alive);
+  }
+  ReleaseResult release(const LockKeys& keys, Mode mode, const std::string& owner, bool all,
+                        redis::RetryPolicy::Mode retry) override {
+    return lock::release(m_client, keys, mode, owner, all, new_op_id(), {}, retry);
   }
   RenewResult renew(const LockKeys& keys, Mode mode, const std::string& owner, Millis lease,
                     redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) override {

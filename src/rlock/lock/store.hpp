@@ -22,13 +22,18 @@ public:
   virtual ~Store() = default;
 
   // The same store for another thread (the renewal thread): no connections,
-  // what this one learnt of the topology.
-  virtual std::unique_ptr<Store> fresh() const = 0;
+  // what this one learnt of the topology; with `cap`, no connect or I/O
+  // timeout longer than it.
+  virtual std::unique_ptr<Store> fresh(std::optional<Millis> cap) const = 0;
 
-  // Takes the lock, waiting as request.wait says (interruptible by `signals`).
-  virtual AcquireResult acquire(const AcquireRequest& request, SignalFd* signals,
-                                const BusyCallback& on_busy) = 0;
-  virtual ReleaseResult release(const LockKeys& keys, Mode mode, const std::string& owner, bool all) = 0;
+  // Takes the lock, waiting as request.wait says (interruptible by `signals`),
+  // keeping the caller's other locks alive meanwhile (`keep_alive`, when given).
+  virtual AcquireResult acquire(const AcquireRequest& request, SignalFd* signals, const BusyCallback& on_busy,
+                                const KeepAlive& keep_alive) = 0;
+  // `retry`: one_shot (one resend of an unanswered request) or once (run's
+  // release after its lease was lost).
+  virtual ReleaseResult release(const LockKeys& keys, Mode mode, const std::string& owner, bool all,
+                                redis::RetryPolicy::Mode retry) = 0;
   // Throws RedisError when the renewal cannot be confirmed (not lost, not done).
   virtual RenewResult renew(const LockKeys& keys, Mode mode, const std::string& owner, Millis lease,
                             redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) = 0;

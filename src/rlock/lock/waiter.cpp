@@ -85,15 +85,18 @@ WaitPlan::WaitPlan(std::optional<Millis> wait, TimePoint start)
     : m_wait(wait), m_deadline(start + wait.value_or(Millis(0))) {}
 
 WaitPlan::Next WaitPlan::next(TimePoint now) const {
+  if (!m_attempt_due && (!m_wait || m_answered_at >= m_deadline)) {
+    return {Step::give_up, {}}; // no wait, or the last answer came at the deadline
+  }
+  if (now >= m_keep_at) {
+    return {Step::keep_alive, {}};
+  }
   if (m_attempt_due) {
     return {Step::attempt, {}};
   }
-  if (!m_wait || m_answered_at >= m_deadline) {
-    return {Step::give_up, {}}; // no wait, or the last answer came at the deadline
-  }
   if (!m_subscribed) {
     if (m_subscribe_failed && now < m_subscribe_at) {
-      return {Step::wait, m_subscribe_at};
+      return {Step::wait, std::min(m_subscribe_at, m_keep_at)};
     }
     // At the deadline only a failed SUBSCRIBE gets its last try (its error is then final).
     return now < m_deadline || m_subscribe_failed ? Next{Step::subscribe, {}} : Next{Step::give_up, {}};
@@ -101,7 +104,7 @@ WaitPlan::Next WaitPlan::next(TimePoint now) const {
   if (now >= m_wake) {
     return {Step::attempt, {}}; // the holder's lease ended, or one last look at the deadline
   }
-  return {Step::wait, m_wake};
+  return {Step::wait, std::min(m_wake, m_keep_at)};
 }
 
 void WaitPlan::busy(Millis holder_ttl, TimePoint now, Millis retry_after) {
@@ -134,6 +137,15 @@ void WaitPlan::released() {
   m_attempt_due = true;
 }
 
+void WaitPlan::keep_alive(TimePoint due, Millis every) {
+  m_keep_at = due;
+  m_keep_every = every;
+}
+
+void WaitPlan::kept_alive(TimePoint sent) {
+  m_keep_at = sent + m_keep_every;
+}
+
 std::string wait_channel(const AcquireRequest& request) {
   switch (request.mode.mode) {
   case Mode::fair:
@@ -152,12 +164,12 @@ std::string wait_channel(const AcquireRequest& request) {
 namespace {
 
 AcquireResult wait_for_lock(redis::Client& client, const AcquireRequest& request, SignalFd* signals,
-                            const BusyCallback& on_busy);
+                            const BusyCallback& on_busy, const KeepAlive& keep_alive);
 
 } // namespace
 
 AcquireResult acquire(redis::Client& client, const AcquireRequest& request, SignalFd* signals,
-                      const BusyCallback& on_busy) {
+                      const BusyCallback& on_busy, const KeepAlive& keep_alive) {
   // A fair waiter, or a writer, that gives up (deadline, signal, Redis error)
   // withdraws its place at once, so it stops holding up those behind it.
   auto leave = [&] {
@@ -168,11 +180,11 @@ AcquireResult acquire(redis::Client& client, const AcquireRequest& request, Sign
     }
   };
   if (!request.wait || (request.mode.mode != Mode::fair && request.mode.mode != Mode::write)) {
-    return wait_for_lock(client, request, signals, on_busy);
+    return wait_for_lock(client, request, signals, on_busy, keep_alive);
   }
   AcquireResult result;
   try {
-    result = wait_for_lock(client, request, signals, on_busy);
+    result = wait_for_lock(client, request, signals, on_busy, keep_alive);
   } catch (...) {
     leave();
     throw;
@@ -186,11 +198,14 @@ AcquireResult acquire(redis::Client& client, const AcquireRequest& request, Sign
 namespace {
 
 AcquireResult wait_for_lock(redis::Client& client, const AcquireRequest& request, SignalFd* signals,
-                            const BusyCallback& on_busy) {
+                            const BusyCallback& on_busy, const KeepAlive& keep_alive) {
   using redis::RetryPolicy;
   const RetryPolicy policy(client.timeouts(),
                            request.wait ? RetryPolicy::Mode::waiter : RetryPolicy::Mode::one_shot);
   WaitPlan plan(request.wait, Clock::now());
+  if (keep_alive && request.wait) {
+    plan.keep_alive(keep_alive.due, keep_alive.every);
+  }
   redis::RetryScope scope{policy, !request.own_token, plan.deadline(),
                           [signals](TimePoint until) { pause_or_interrupt(signals, until); }};
   redis::Connection sub(client.target(), client.timeouts()); // replaced at each subscription
@@ -208,6 +223,12 @@ AcquireResult wait_for_lock(redis::Client& client, const AcquireRequest& request
     switch (next.step) {
     case WaitPlan::Step::give_up:
       return result;
+    case WaitPlan::Step::keep_alive: {
+      TimePoint sent = Clock::now();
+      keep_alive.renew(); // throws when one of them is not ours any more
+      plan.kept_alive(sent);
+      break;
+    }
     case WaitPlan::Step::attempt:
       result = try_acquire(client, request, new_op_id(), scope);
       if (result.acquired) {

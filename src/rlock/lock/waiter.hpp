@@ -20,6 +20,11 @@ namespace rlock::lock {
 // reaches the deadline makes one last attempt. A broken subscription is
 // re-subscribed (then attempt again); a failed subscribe is tried again when the
 // caller says (its RetryPolicy), once more at the deadline at the latest.
+//
+// Several names: while one is awaited, those the caller already holds must stay
+// theirs. With keep_alive(due, every) the plan says `keep_alive` when `due`
+// comes (before any other step but giving up), and again `every` after each
+// renewal was sent; no wait lasts past it.
 class WaitPlan {
 public:
   enum class Step {
@@ -27,6 +32,7 @@ public:
     subscribe, // SUBSCRIBE to the release channel
     wait,      // wait until `until` for a release message (when subscribed) or a signal
     give_up,   // return the last busy answer
+    keep_alive, // renew the locks the caller already holds (KeepAlive)
   };
   struct Next {
     Step step = Step::attempt;
@@ -50,6 +56,10 @@ public:
   void subscribe_failed(TimePoint retry_at);
   // A release message arrived: attempt now.
   void released();
+  // Keep the caller's other locks alive: first at `due`, then `every` after each renewal.
+  void keep_alive(TimePoint due, Millis every);
+  // The renewal of the caller's other locks sent at `sent` was confirmed.
+  void kept_alive(TimePoint sent);
 
 private:
   std::optional<Millis> m_wait;
@@ -60,6 +70,8 @@ private:
   bool m_subscribe_failed = false;
   TimePoint m_subscribe_at{}; // after a failed SUBSCRIBE
   TimePoint m_wake{};         // the holder's lease end after the last busy answer
+  TimePoint m_keep_at = TimePoint::max(); // the caller's other locks are renewed then
+  Millis m_keep_every{0};
 };
 
 // Called while waiting, after each busy attempt, with the holder and the time
@@ -69,6 +81,18 @@ private:
 void throw_if_interrupted(SignalFd& signals);
 
 using BusyCallback = std::function<void(const Holder& holder, Millis wait_left)>;
+
+// The locks a waiter's caller already holds (several names are taken one by
+// one), kept alive while it waits: `renew` renews every one of them and
+// confirms each is still the caller's; it throws when one is not (or on an
+// error waiting cannot mend), which ends the wait. Called first at `due`, then
+// `every` after each call began (WaitPlan::keep_alive). Empty: nothing held.
+struct KeepAlive {
+  TimePoint due = TimePoint::max();
+  Millis every{0};
+  std::function<void()> renew;
+  explicit operator bool() const { return static_cast<bool>(renew); }
+};
 
 // The channel a waiter for `request` listens on: the lock's release channel
 // (redisson_lock__channel:{NAME}), a fair waiter's own
@@ -85,8 +109,9 @@ std::string wait_channel(const AcquireRequest& request);
 // with one). Returns the last attempt's result (acquired or busy at the
 // deadline). Throws Interrupted when a signal arrives on `signals` while
 // waiting, and RedisError when Redis cannot be reached (a timeout, closed or io
-// kind: the last attempt may still be applied).
+// kind: the last attempt may still be applied). While it waits, `keep_alive`
+// keeps the caller's other locks alive when the plan says.
 AcquireResult acquire(redis::Client& client, const AcquireRequest& request, SignalFd* signals,
-                      const BusyCallback& on_busy);
+                      const BusyCallback& on_busy, const KeepAlive& keep_alive);
 
 } // namespace rlock::lock

@@ -59,8 +59,8 @@ Client::Client(Client&&) noexcept = default;
 Client& Client::operator=(Client&&) noexcept = default;
 Client::~Client() = default;
 
-Client Client::fresh() const {
-  Client copy(m_target, m_timeouts);
+Client Client::fresh(std::optional<Millis> cap) const {
+  Client copy(m_target, cap ? m_timeouts.capped(*cap) : m_timeouts);
   copy.m_mode = m_mode;
   copy.m_sharded = m_sharded;
   copy.m_primary = m_primary;

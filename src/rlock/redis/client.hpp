@@ -51,8 +51,9 @@ public:
   Client& operator=(Client&&) noexcept;
   ~Client();
 
-  // The same target and what is known of its topology, without connections.
-  Client fresh() const;
+  // The same target and what is known of its topology, without connections;
+  // with `cap`, no connect or I/O timeout of the copy is longer than it.
+  Client fresh(std::optional<Millis> cap = std::nullopt) const;
 
   // Runs `script` on the primary serving keys.front()'s slot (all keys of a
   // request share it). With sync.count > 0, WAIT follows in the same round trip.

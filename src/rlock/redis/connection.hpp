@@ -6,6 +6,7 @@
 #include <rlock/redis/reply.hpp>
 #include <rlock/redis/url.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +20,8 @@ class TlsSession;
 struct Timeouts {
   Millis connect{2000}; // TCP connect and, for TLS, the handshake: one deadline
   Millis io{2000}; // one whole request: write and complete reply
+  // These, none longer than `cap`.
+  Timeouts capped(Millis cap) const { return {std::min(connect, cap), std::min(io, cap)}; }
 };
 
 using Argv = std::vector<std::string>;

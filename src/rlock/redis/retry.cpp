@@ -67,11 +67,19 @@ Millis RetryPolicy::renewal_backoff(int failures, Millis interval) {
   return std::min(pause, cap);
 }
 
+Millis RetryPolicy::renewal_timeout_cap(Millis interval) {
+  return std::max(Millis(1), interval);
+}
+
+Millis RetryPolicy::timeout_cap_within(Millis budget) {
+  return std::max(Millis(1), budget / 3);
+}
+
 RetryPolicy::Decision RetryPolicy::decide(RedisErrorKind kind, const SendHistory& history, TimePoint now,
                                           std::optional<TimePoint> deadline) const {
   const Decision give_up{Action::give_up, Millis(0)};
   Outcome outcome = outcome_of(kind);
-  if (outcome == Outcome::final || m_mode == Mode::renewal) {
+  if (outcome == Outcome::final || m_mode == Mode::renewal || m_mode == Mode::once) {
     return give_up;
   }
   // A request that may already have been applied is resent only while its

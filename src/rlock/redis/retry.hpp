@@ -64,6 +64,8 @@ public:
     waiter,   // acquire -w: keeps trying until its deadline
     renewal,  // the renewal thread: never resends here; its own loop tries again
               // after renewal_backoff(), until the supervisor's deadline
+    once,     // one try, never resent: run's release after its lease was lost
+              // (the lock is likely not ours; the run must end)
   };
   enum class Action { resend_now, resend_after_pause, give_up };
   struct Decision {
@@ -86,6 +88,13 @@ public:
   // Pause of the renewal thread after `failures` failed renewals in a row (>= 1):
   // 100ms doubling, at most half the renewal interval (and never below 100ms).
   static Millis renewal_backoff(int failures, Millis interval);
+  // The longest connect and I/O timeout of the renewal thread's requests: one
+  // renewal interval (an answer later than that is late for the next renewal
+  // anyway). It bounds how long the end of a run waits for a renewal in flight.
+  static Millis renewal_timeout_cap(Millis interval);
+  // The longest connect and I/O timeout for one try (connect, AUTH/HELLO, the
+  // request: request_span()) to end within `budget` (at least 1ms each).
+  static Millis timeout_cap_within(Millis budget);
 
 private:
   Timeouts m_timeouts;

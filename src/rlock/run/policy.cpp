@@ -109,6 +109,17 @@ int StopPlan::exit_status(int cmd_status) const {
   return cmd_status;
 }
 
+StopPlan::Release StopPlan::release(TimePoint now, const LeaseView& lease) const {
+  if (!m_lost) {
+    return {};
+  }
+  auto left = std::chrono::floor<Millis>(lease.kill_at - now);
+  if (left <= Millis(0)) {
+    return {false, std::nullopt};
+  }
+  return {true, left};
+}
+
 std::optional<Millis> StopPlan::hold_for(TimePoint now) const {
   if (!m_config.hold_until || m_lost || m_max_held || m_orphaned) {
     return std::nullopt;

@@ -65,6 +65,19 @@ public:
   // release it now). Never after a loss or --max-hold.
   std::optional<Millis> hold_for(TimePoint now) const;
 
+  // How the run's locks are released once it is over, at `now`.
+  struct Release {
+    bool send = true;             // send a release at all
+    std::optional<Millis> within; // nullopt: the usual release; else one try, never
+                                  // resent, all of it within this long
+  };
+  // The usual release, unless the lease was lost (or could not be confirmed):
+  // then the lock is not provably ours, and a release is of use only while it
+  // may still be: one try, bounded by what is left until `lease.kill_at`, and
+  // none at all from then on. So a run that lost its lease in a silent
+  // partition ends at once instead of waiting on a server that does not answer.
+  Release release(TimePoint now, const LeaseView& lease) const;
+
 private:
   void stop(Step& step, TimePoint now, int signal, Why why, TimePoint latest_kill);
 

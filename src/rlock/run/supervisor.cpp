@@ -21,13 +21,25 @@ namespace rlock::run {
 namespace {
 
 // Releases our level of every lock; never throws (the child's status matters more).
-void release_quietly(lock::Store& store, const RunSpec& spec) noexcept {
+// `within`: after a lost lease, one try of each release, never resent, all of
+// it within this long (StopPlan::release).
+void release_quietly(lock::Store& store, const RunSpec& spec, std::optional<Millis> within = std::nullopt) noexcept {
+  std::unique_ptr<lock::Store> bounded;
   try {
-    store.refresh(); // Sentinel: where the renewals went, after a failover
+    if (within) {
+      bounded = store.fresh(redis::RetryPolicy::timeout_cap_within(*within));
+    } else {
+      store.refresh(); // Sentinel: where the renewals went, after a failover
+    }
   } catch (const std::exception& e) {
     log::debug("{}: {}", spec.label, e.what());
+    if (within) {
+      return;
+    }
   }
-  auto released = lock::release_all(store, spec.locks, spec.request.mode.mode, spec.request.owner, false);
+  auto released = lock::release_all(bounded ? *bounded : store, spec.locks, spec.request.mode.mode,
+                                    spec.request.owner, false,
+                                    within ? redis::RetryPolicy::Mode::once : redis::RetryPolicy::Mode::one_shot);
   for (std::size_t i = 0; i < spec.locks.size(); ++i) {
     if (released.errors[i]) {
       try {
@@ -131,8 +143,10 @@ int supervise_child(lock::Store* store, const RunSpec& spec, TimePoint acquired_
   const pid_t job_group = guardian_group();
   std::optional<Watchdog> dog;
   if (store != nullptr) {
-    dog.emplace(store->fresh(), spec.locks, spec.request.mode.mode, spec.request.owner, spec.request.lease,
-                spec.kill_after, acquired_at, spec.request.sync);
+    // A renewal in flight never holds up the run's end longer than an interval.
+    dog.emplace(store->fresh(redis::RetryPolicy::renewal_timeout_cap(spec.request.lease / 3)), spec.locks,
+                spec.request.mode.mode, spec.request.owner, spec.request.lease, spec.kill_after, acquired_at,
+                spec.request.sync);
   }
   StopPlan::Config config;
   config.on_lost = spec.on_lost;
@@ -223,14 +237,27 @@ int supervise_child(lock::Store* store, const RunSpec& spec, TimePoint acquired_
     }
   }
 
+  LeaseState lease;
+  lease.stop_at = lease.kill_at = TimePoint::max();
   if (dog) {
     dog->stop();
+    lease = dog->state();
   }
   if (tty) {
     tcsetpgrp(STDIN_FILENO, job_group);
   }
   const int status = plan.exit_status(exit_status_of(cmd_status));
   if (store == nullptr) {
+    return status;
+  }
+  // After a lost lease: at most one bounded try, none once it may have expired.
+  auto release = plan.release(Clock::now(), {lease.stop_at, lease.kill_at, lease.lost});
+  if (!release.send) {
+    log::debug("{}: not released: the lease was lost and may have expired by now", spec.label);
+    return status;
+  }
+  if (release.within) {
+    release_quietly(*store, spec, release.within);
     return status;
   }
   // Recorded while the lock is still held: no other run can take it between
@@ -260,7 +287,10 @@ int supervise(lock::Store& store, const RunSpec& spec, const std::vector<lock::A
   // background meanwhile.
   const bool tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == guardian_group();
   std::string names, fences;
-  // The lease bound that runs out first: the earliest-sent acquisition's.
+  // The lease bound that runs out first: the earliest lease start among the
+  // locks (each one's acquisition, or, for one taken before a wait for the
+  // others, its renewal once the last was taken: lock::acquire_all), so the
+  // lease clock starts when the last one is taken.
   TimePoint acquired_at = TimePoint::max();
   for (std::size_t i = 0; i < spec.locks.size(); ++i) {
     names += (i ? "," : "") + spec.locks[i].name;
