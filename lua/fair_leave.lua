@@ -35,14 +35,7 @@ end
 
 -- ---- this script's own
 
-local entries = redis.call('LRANGE', queue, 0, -1)
-local position = nil
-for i, entry in ipairs(entries) do
-  if entry == owner then
-    position = i
-    break
-  end
-end
+local entries, position = queue_position(owner)
 if position then
   -- What was taken off its score ahead of it is not its followers' (keep_followers).
   local record = waiter_record(owner)

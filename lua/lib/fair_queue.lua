@@ -55,6 +55,17 @@ local function encode_waiter(record)
   return encoded
 end
 
+-- The queue's entries, and where `entry` is among them (nil: not queued).
+local function queue_position(entry)
+  local entries = redis.call('LRANGE', queue, 0, -1)
+  for i, e in ipairs(entries) do
+    if e == entry then
+      return entries, i
+    end
+  end
+  return entries, nil
+end
+
 -- The Redisson waiters right behind the rlock waiter `entry` (up to the next
 -- rlock waiter, at most 16 of them) counted their give-up times from its score
 -- (Redisson's join: the score of the last entry plus the joiner's wait). rlock's
@@ -72,14 +83,7 @@ end
 local function keep_followers(entry, record, lowered)
   local known = type(record.behind) == 'table' and record.behind or {}
   local kept = {}
-  local entries = redis.call('LRANGE', queue, 0, -1)
-  local at = nil
-  for i, e in ipairs(entries) do
-    if e == entry then
-      at = i
-      break
-    end
-  end
+  local entries, at = queue_position(entry)
   if at then
     for i = at + 1, math.min(#entries, at + 16) do
       local e = entries[i]
