@@ -359,8 +359,8 @@ int watch_status(Context& ctx) {
         return status_json_text(states);
       }
       body = states.empty() ? "(no locks)\n" : status_table(states, style, !inv.names.empty());
-    } catch (const Error& e) {
-      if (e.exit_code() != ExitCode::unavailable) {
+    } catch (const RedisError& e) {
+      if (!lock::acquisition_unavailable(e.kind())) {
         throw;
       }
       if (inv.global.json) {
@@ -588,11 +588,12 @@ int cmd_run(Context& ctx) {
   std::vector<lock::AcquireResult> acquired;
   try {
     acquired = acquire_or_busy(ctx, spec.request, signals);
-  } catch (const Error& e) {
-    // --if-unavailable: decided by the exit code the error maps to (69: no
-    // connection, a timeout, no quorum), so busy, auth and usage errors never
-    // qualify.
-    if (e.exit_code() != ExitCode::unavailable || inv.if_unavailable == IfUnavailable::fail) {
+  } catch (const RedisError& e) {
+    // --if-unavailable: decided from what happened, the error's kind
+    // (lock::acquisition_unavailable), never from an exit code: busy is an
+    // Error of its own whose code -E may set to 69; auth and usage errors
+    // never qualify either.
+    if (!lock::acquisition_unavailable(e.kind()) || inv.if_unavailable == IfUnavailable::fail) {
       throw;
     }
     if (inv.if_unavailable == IfUnavailable::skip) {

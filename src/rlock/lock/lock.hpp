@@ -52,6 +52,18 @@ struct AcquireRequest {
   redis::SyncReplicas sync;
 };
 
+// Whether an acquisition that failed with a RedisError of this kind failed
+// because Redis could not be reached to take the lock ("unavailable"): the
+// server(s) could not be connected to, a request got no whole reply in time
+// or its connection broke, the server could not serve it (loading, a script
+// running too long, a replica, a cluster in transition), too few replicas
+// acknowledged it (--sync-replicas, which undoes it), or a Redlock found too
+// few masters answering (no quorum). This, and never an exit code (busy may
+// be remapped to any number with -E), is what `run --if-unavailable` acts
+// on; a busy lock, an interrupted wait, a refused password and every other
+// error are not unavailable (they are not RedisErrors of these kinds). Pure.
+bool acquisition_unavailable(RedisErrorKind kind);
+
 struct AcquireResult {
   bool acquired = false;
   bool reentered = false;
