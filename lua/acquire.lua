@@ -30,6 +30,9 @@
 -- ARGV[5] host  ARGV[6] pid  ARGV[7] command  ARGV[8] rlock version (the record)
 -- ARGV[9] the host's boot id  ARGV[10] the holder process's start time (clock
 --         ticks after boot), for force-unlock --if-dead (either '' or absent: not recorded)
+-- ARGV[11] '1': the process will renew the hold (rlock run): a re-entry makes
+--         the record name it (lib/record.lua name_renewer); else, or absent, a
+--         re-entry leaves the record as it is
 --
 -- Returns {1, count, fence, lease_ms}        acquired (fresh, or a resend of it)
 --         {2, count, fence, lease_ms}        re-entered (or a resend of it)
@@ -82,4 +85,4 @@ if kind ~= 'hash' then
   return {0, '', redis.call('PTTL', name), kind, false}
 end
 
-return (attempt_held())
+return (attempt_held(ARGV[11] == '1'))

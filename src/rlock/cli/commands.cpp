@@ -417,6 +417,11 @@ int force_unlock_if_dead(Context& ctx, const lock::LockState& before) {
   if (verdict.alive && before.record && before.record->acquired_at_ms) {
     verdict.why += fmt::format(", holding it since {}", utc_time(*before.record->acquired_at_ms));
   }
+  if (verdict.alive && before.record && !before.record->renewed_at_ms) {
+    // Never renewed: most likely a plain `acquire`, whose record names its caller.
+    verdict.why += "; never renewed: a plain `acquire` records the process that ran it (a shell, a script, "
+                   "a wrapper such as `timeout`), which proves that process runs, not that it still needs the lock";
+  }
   auto outcome = lock::ConditionalRemoval::changed;
   if (verdict.gone) {
     outcome = ctx.store->force_unlock_if(keys, {before.owners.front().first, before.record_raw});
@@ -585,6 +590,7 @@ int cmd_run(Context& ctx) {
   }
   // In the supervisor: it holds and renews the lock, so its record names it.
   spec.request.info = holder_info(getpid(), command);
+  spec.request.renews = true;
   std::vector<lock::AcquireResult> acquired;
   try {
     acquired = acquire_or_busy(ctx, spec.request, signals);

@@ -441,15 +441,15 @@ AcquireResult try_acquire(redis::Client& client, const AcquireRequest& request, 
   // A resend only makes the true send time later, so this bound stays on the safe side.
   TimePoint sent_at = Clock::now();
   const auto& keys = request.keys;
-  auto answer =
-      run_script(client, scope, scripts::acquire,
-                 {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id), keys.queue,
-                  keys.queue_timeouts, keys.waiters},
-                 with_process({request.owner, ms(request.lease), request.own_token ? "1" : "0",
-                               ms(scope.policy.latch_lifetime()), request.info.host,
-                               std::to_string(request.info.pid), request.info.command, RLOCK_VERSION},
-                              request.info),
-                 request.sync);
+  auto args = with_process({request.owner, ms(request.lease), request.own_token ? "1" : "0",
+                            ms(scope.policy.latch_lifetime()), request.info.host, std::to_string(request.info.pid),
+                            request.info.command, RLOCK_VERSION},
+                           request.info);
+  args.push_back(request.renews ? "1" : "0");
+  auto answer = run_script(client, scope, scripts::acquire,
+                           {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id), keys.queue,
+                            keys.queue_timeouts, keys.waiters},
+                           args, request.sync);
   return decode_acquire(client, request, answer, sent_at);
 }
 

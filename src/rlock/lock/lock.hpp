@@ -47,6 +47,10 @@ struct AcquireRequest {
   // else can hold it: finding it in the hash means an earlier send of ours was
   // applied. False for a token given with --owner/RLOCK_OWNER (re-entry intended).
   bool own_token = false;
+  // True when this process renews what it takes (run): a re-entry of a plain
+  // lock makes its record name this process (force-unlock --if-dead then
+  // judges the process that keeps the lock alive).
+  bool renews = false;
   // --sync-replicas: WAIT after taking it; fewer acknowledgements undo the
   // acquisition (one level released) and throw RedisError(unsynced).
   redis::SyncReplicas sync;
