@@ -110,6 +110,15 @@ LockState decode_state(const std::string& name, const redis::Reply& entry) {
       HolderView permit;
       permit.owner = permits.elements[p].as_string();
       permit.ttl = Millis(permits.elements[p + 1].as_integer());
+      if (permit.ttl.count() <= 0) {
+        // Its lease has ended (the scripts treat a lease end at or before now
+        // as expired, lib/permits.lua): not a holder, a free permit that the
+        // next acquisition gives back.
+        if (state.permits_free) {
+          ++*state.permits_free;
+        }
+        continue;
+      }
       permit.record = record_of(permits.elements[p + 2]);
       state.holders.push_back(std::move(permit));
     }

@@ -201,7 +201,8 @@ struct LockState {
   std::string record_raw;          // the 'rlock:meta' value as read (force-unlock --if-dead compares it)
   std::vector<HolderView> holders; // read-write lock: each reader; semaphore: each permit
   std::vector<WaiterView> waiters; // fair queue, in order
-  std::optional<long long> permits_free; // semaphore: the free permits it counts
+  std::optional<long long> permits_free; // semaphore: the free permits it counts, and those whose lease ended
+  // (holders lists only the permits whose lease still runs)
   // The server's clock when it was read (ms since the epoch): "held for",
   // "renewed ago", the once-per window.
   std::optional<long long> server_now_ms;
