@@ -175,13 +175,15 @@ TEST_CASE("colour only on a terminal without NO_COLOR or TERM=dumb") {
   CHECK_FALSE(colour_wanted(false, nullptr, "xterm"));
 }
 
-TEST_CASE("table width: COLUMNS, else the terminal's, else 80") {
+TEST_CASE("table width: COLUMNS, else the terminal's, else (not a terminal) no limit") {
   using rlock::cli::table_width;
-  CHECK(table_width(nullptr, std::nullopt) == 80);
+  // Off a terminal (issue 19): nothing is cut unless COLUMNS says so.
+  CHECK(table_width(nullptr, std::nullopt) == rlock::cli::k_unlimited_width);
+  CHECK(table_width("80", std::nullopt) == 80);
   CHECK(table_width(nullptr, 132) == 132);
   CHECK(table_width("100", 132) == 100);
   CHECK(table_width("abc", 132) == 132);
-  CHECK(table_width("5", std::nullopt) == 80);
+  CHECK(table_width("5", std::nullopt) == rlock::cli::k_unlimited_width);
   CHECK(table_width(nullptr, 10) == 80);
 }
 

@@ -9,9 +9,12 @@
 
 namespace rlock::cli {
 
-// How `status` draws its table: the width it must fit (the terminal's, else
-// 80) and whether to colour it (a terminal without NO_COLOR; terminal.hpp
-// decides).
+// A width that cuts nothing (stdout is not a terminal and COLUMNS is not set).
+constexpr std::size_t k_unlimited_width = static_cast<std::size_t>(-1) / 4;
+
+// How `status` draws its table: the width it must fit (COLUMNS, the
+// terminal's, or k_unlimited_width off a terminal) and whether to colour it
+// (a terminal without NO_COLOR; terminal.hpp decides).
 struct TableStyle {
   std::size_t width = 80;
   bool colour = false;
