@@ -701,6 +701,13 @@ int main_unflushed(int argc, char** argv) {
       return parsed.exit_code;
     }
     log::g_level = parsed.invocation->global.level;
+    if (parsed.invocation->global.password_in_argv) {
+      // As redis-cli -a warns (its --no-auth-warning is our -q): scrubbing argv
+      // after start does not cover shell history, audit logs or the moment
+      // before the scrub.
+      log::warning("Using a password with '-u' on the command line may not be safe; use --password-file "
+                   "or RLOCK_PASSWORD (-q silences this)");
+    }
     return execute(*parsed.invocation, context);
   } catch (const Error& e) {
     std::fflush(stdout);

@@ -410,6 +410,7 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   std::vector<std::string> masters;
   for (const auto& url : g.urls) {
     auto endpoint = redis::parse_url(url); // throws a usage error for a bad one
+    g.password_in_argv = g.password_in_argv || (!raw.urls.empty() && endpoint.password.has_value());
     endpoint.user.clear();
     masters.push_back(endpoint.display());
   }
