@@ -31,8 +31,9 @@ struct TableStyle {
 // completion of `run --once-per`). "" when there is no lock to show.
 std::string status_table(const std::vector<lock::LockState>& states, const TableStyle& style, bool details = false);
 
-// How many terminal columns `text` takes: one per UTF-8 code point (what
-// printable() leaves: no control characters).
+// How many terminal columns `text` takes: each code point's column_width
+// (core/text: 2 for East Asian wide characters and emoji, 0 for combining
+// marks), what printable() leaves (no control characters).
 std::size_t display_width(std::string_view text);
 
 // `text` cut to at most `width` columns, ending in "…" when it was cut.
