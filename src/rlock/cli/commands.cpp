@@ -364,8 +364,12 @@ int watch_status(Context& ctx) {
         throw;
       }
       if (inv.global.json) {
+        // A document still, so a pipeline reading one per frame keeps going:
+        // no locks known ("locks": null, not an empty list) and why.
         log::error("{}: {}", ctx.label, e.what());
-        return "";
+        return json_line({{"schema", k_status_schema},
+                          {"locks", nullptr},
+                          {"error", fmt::format("{}: {}", ctx.label, e.what())}});
       }
       body = fmt::format("rlock: {}: {} (trying again every {})\n", ctx.label, e.what(), format_duration(*inv.watch));
     }
