@@ -140,6 +140,8 @@ r renew PL --limit 2 --owner x
 expect_rc 1 "renew --limit of a plain lock: not held in this mode"
 r acquire P -n
 expect_rc 75 "a plain acquire on a semaphore name is busy"
+check "... and says it is a semaphore held with --limit, not a foreign key (issue 19)" \
+  eval '[[ $ERR == *"it is a semaphore held with --limit"* && $ERR != *foreign* ]]'
 check "the semaphore is untouched (2 free)" test "$(free_of P) $(rcli TYPE P)" = "2 string"
 rcli HSET RW mode read 'r1' 1 >/dev/null
 r acquire RW --limit 2 -n --json

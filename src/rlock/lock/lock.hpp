@@ -33,7 +33,12 @@ struct Holder {
   std::optional<HolderRecord> record; // nullopt: no 'rlock:meta' (not rlock's, e.g. Redisson)
   std::string mode; // the layout it is held in when that is not the one asked
                     // for: "read", "write" (read-write lock), "exclusive"; or
-                    // "queue": free, but it is this fair waiter's turn
+                    // "queue": free, but it is this fair waiter's turn;
+                    // "semaphore": a plain acquire found a --limit semaphore
+  // A reader kept out by a waiting writer's intent: the lock is free (then
+  // owner is that writer, mode "write", ttl its intent's time left) or held
+  // by readers only (owner: one of them), and new readers wait behind it.
+  bool writer_waiting = false;
 };
 
 struct AcquireRequest {
