@@ -10,14 +10,16 @@ using rlock::lock::acquisition_unavailable;
 // Issue 19, defect 2: `run --if-unavailable` decides from the error's kind,
 // never from an exit code (-E may make busy 69).
 TEST_CASE("acquisition_unavailable: what could not reach Redis, and nothing else") {
-  for (auto kind : {RedisErrorKind::connect, RedisErrorKind::timeout, RedisErrorKind::closed, RedisErrorKind::io,
-                    RedisErrorKind::loading, RedisErrorKind::busy, RedisErrorKind::readonly,
-                    RedisErrorKind::tryagain, RedisErrorKind::unsynced, RedisErrorKind::quorum}) {
+  for (auto kind :
+       {RedisErrorKind::connect, RedisErrorKind::timeout, RedisErrorKind::closed, RedisErrorKind::io,
+        RedisErrorKind::loading, RedisErrorKind::busy, RedisErrorKind::readonly, RedisErrorKind::tryagain,
+        RedisErrorKind::unsynced, RedisErrorKind::quorum}) {
     CAPTURE(static_cast<int>(kind));
     CHECK(acquisition_unavailable(kind));
   }
-  for (auto kind : {RedisErrorKind::protocol, RedisErrorKind::auth, RedisErrorKind::noscript, RedisErrorKind::moved,
-                    RedisErrorKind::ask, RedisErrorKind::oom, RedisErrorKind::server}) {
+  for (auto kind :
+       {RedisErrorKind::protocol, RedisErrorKind::auth, RedisErrorKind::noscript, RedisErrorKind::moved,
+        RedisErrorKind::ask, RedisErrorKind::oom, RedisErrorKind::server}) {
     CAPTURE(static_cast<int>(kind));
     CHECK_FALSE(acquisition_unavailable(kind));
   }
