@@ -30,6 +30,9 @@
 -- ARGV[5] host  ARGV[6] pid  ARGV[7] command  ARGV[8] rlock version (the record)
 -- ARGV[9] the host's boot id  ARGV[10] the holder process's start time (clock
 --         ticks after boot), for force-unlock --if-dead (either '' or absent: not recorded)
+-- ARGV[11] '1': the process will renew the hold (rlock run): a re-entry makes
+--         the record name it (lib/record.lua name_renewer); else, or absent, a
+--         re-entry leaves the record as it is
 --
 -- Returns {1, count, fence, lease_ms}        acquired (fresh, or a resend of it)
 --         {2, count, fence, lease_ms}        re-entered (or a resend of it)
@@ -41,6 +44,8 @@
 --         {0, head, -2, 'hash', record}      free, but fair waiters are queued: head
 --                                            is the first live one, record its
 --                                            rlock_waiters record (false: Redisson's)
+--         {0, '', -1, 'string', false, 'semaphore'}  NAME is a --limit semaphore (a
+--                                            whole number without expiry): busy
 --         {0, holder, pttl, 'hash', meta, mode}  NAME is a Redisson read-write lock
 --                                            (mode 'read' or 'write'): busy for a
 --                                            plain acquire, even with a reader's own
@@ -79,7 +84,16 @@ if kind == 'none' then
 end
 
 if kind ~= 'hash' then
-  return {0, '', redis.call('PTTL', name), kind, false}
+  -- A --limit semaphore (RPermitExpirableSemaphore: a whole number of free
+  -- permits, without expiry) is said to be one, not a foreign key.
+  local pttl = redis.call('PTTL', name)
+  if kind == 'string' and pttl == -1 then
+    local value = redis.call('GET', name)
+    if #value <= 20 and string.match(value, '^%-?%d+$') then
+      return {0, '', pttl, kind, false, 'semaphore'}
+    end
+  end
+  return {0, '', pttl, kind, false}
 end
 
-return (attempt_held())
+return (attempt_held(ARGV[11] == '1'))

@@ -5,6 +5,7 @@
 -- @include acquisition.lua
 -- @include holders.lua
 -- @include record.lua
+-- @include clock.lua
 
 -- The fencing token of the current hold: the counter cannot move while the
 -- lock is held (only a fresh acquisition takes a token), 0 when missing. The
@@ -25,8 +26,10 @@ end
 
 -- An attempt on the lock hash NAME: the owner's own hold re-entered, or the
 -- hold as it is now when the token is the client's own (a resend of an applied
--- acquisition), and true; else the busy answer, and false.
-local function attempt_held()
+-- acquisition), and true; else the busy answer, and false. `renews`: the
+-- re-entering process will renew the hold (rlock run), so a re-entry makes the
+-- record name it (name_renewer, record ARGV from 5 as take's).
+local function attempt_held(renews)
   -- A Redisson read-write lock (its 'mode' field) is never a plain lock, whoever asks.
   local mode = rw_mode(name)
   if mode then
@@ -53,6 +56,9 @@ local function attempt_held()
   if current < lease then
     redis.call('PEXPIRE', name, lease)
     current = lease
+  end
+  if renews then
+    name_renewer(name, 'rlock:meta', 5, server_ms(), lease)
   end
   return applied(2, count, current_fence(), current), true
 end

@@ -71,3 +71,37 @@ local function note_renewal(key, field, now_ms)
     redis.call('HSET', key, field, encoded)
   end
 end
+
+-- A re-entry by a process that renews the hold (rlock run), in the same script
+-- as the re-entry: the record of field `field` of the hash `key` names that
+-- process (ARGV[at] .. ARGV[at + 3] and ARGV[process_at], ARGV[process_at + 1],
+-- as holder_record reads them), so `force-unlock --if-dead` judges the process
+-- that keeps the lock alive, not one that took it and exited (a plain
+-- `acquire`). What the hold is keeps: acquired_at_ms, fence; ttl_ms becomes the
+-- longer of the two leases (a renewal within it is proof of life);
+-- renewed_at_ms becomes now_ms. A record that is absent (Redisson's holds:
+-- naming an rlock process would let --if-dead remove a live Java holder once
+-- that process ends), not a JSON object, over 8 KiB or that cannot be written
+-- back is left as it is. Uses the script local process_at.
+local function name_renewer(key, field, at, now_ms, lease)
+  local raw = redis.call('HGET', key, field)
+  if not raw or string.sub(raw, 1, 1) ~= '{' then
+    return
+  end
+  local record = decode_record(raw)
+  if not record then
+    return
+  end
+  record.host, record.pid, record.command, record.version = ARGV[at], tonumber(ARGV[at + 1]), ARGV[at + 2], ARGV[at + 3]
+  local boot, start = ARGV[process_at], tonumber(ARGV[process_at + 1] or '')
+  record.boot_id = (boot and boot ~= '') and boot or nil
+  record.start_ticks = start
+  if type(record.ttl_ms) ~= 'number' or not (record.ttl_ms >= lease) then
+    record.ttl_ms = lease
+  end
+  record.renewed_at_ms = now_ms
+  local ok, encoded = pcall(cjson.encode, record)
+  if ok then
+    redis.call('HSET', key, field, encoded)
+  end
+end

@@ -55,6 +55,20 @@ r -v -u "redis://:s3cret@$H" release P --owner url
 expect_rc 0 "release with the URL password"
 check "password (URL) never shown in release -v" no_secret
 
+# A password in -u on the command line is warned about once (as redis-cli -a
+# does; issue 19), never with the password; -q silences it; a URL from RLOCK_URL
+# is not on the command line and gets no warning.
+r -u "redis://:s3cret@$H" status
+check "-u with a password: one warning, pointing to --password-file and RLOCK_PASSWORD (rc $RC)" \
+  eval '[ "$(grep -c "^rlock: warning: Using a password with .-u. on the command line may not be safe; use --password-file or RLOCK_PASSWORD" <<<"$ERR")" = 1 ]'
+check "... without the password" no_secret
+r -q -u "redis://:s3cret@$H" status
+check "-q: no warning (rc $RC)" test -z "$ERR"
+RLOCK_URL="redis://:s3cret@$H" r status
+check "RLOCK_URL with a password: no warning (rc $RC)" test -z "$ERR"
+r -u "redis://$H" status
+check "-u without a password: no warning" bash -c '! grep -q "Using a password" <<<"$1"' _ "$ERR"
+
 RLOCK_PASSWORD=s3cret r -v acquire P --owner env
 expect_rc 0 "password in RLOCK_PASSWORD"
 check "password (RLOCK_PASSWORD) never shown with -v" no_secret

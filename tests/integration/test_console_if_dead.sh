@@ -29,6 +29,15 @@ expect_rc 0 "--if-dead removes a lock whose recorded holder exited"
 check "it says why" grep -q "removed \"gone\": pid $dead_pid is gone" <<<"$ERR"
 check "the lock is gone" key_gone gone
 
+# refused NAME WHY WHAT: --if-dead NAME exits 1, its message holds WHY, the lock stays.
+refused() {
+  r force-unlock --if-dead "$1"
+  expect_rc 1 "--if-dead refuses $3"
+  check "$1: says '$2'" grep -qF "$2" <<<"$ERR"
+  check "$1: one error line" one_err_line
+  check "$1 stays" key_there "$1"
+}
+
 # --- a live holder: run's supervisor
 "$RLOCK" run live --ttl 10s -- sleep 30 &
 run_pid=$!
@@ -50,6 +59,40 @@ import json,sys; d=json.loads(sys.argv[1])
 assert d["removed"] is False and d["reason"].startswith("alive: pid") and d["was"]["name"]=="live", d' "$OUT"
 kill "$run_pid"; wait "$run_pid" 2>/dev/null
 
+# --- issue 19 defect 3: an acquire's token re-entered by a renewing run. The
+# acquire's process is gone, but the run keeps the lock alive: the re-entry
+# makes the record name the run's supervisor, and a renewal within the last
+# lease is proof of life. Before the fix --if-dead said "pid ... is gone",
+# removed the lock, an intruder took it, and the run ended 76.
+re_tok=$(bash -c '"$1" acquire RE; true' _ "$RLOCK")
+re_acq=$(rcli HGET RE rlock:meta | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+check "the acquire's recorded process has exited" dead "$re_acq"
+BG_ENV=(RLOCK_OWNER="$re_tok")
+bg "$TEST_TMP/re" run --ttl 3s RE -- sleep 5
+BG_ENV=()
+re_count() { [ "$(rcli HGET RE "$re_tok")" = 2 ]; }
+check "the run re-entered RE" wait_until 5 re_count
+re_renewed() { rcli HGET RE rlock:meta | grep -q renewed_at_ms; }
+check "the run renewed RE" wait_until 5 re_renewed
+re_sup=$(rcli HGET RE rlock:meta | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+check "the record names the run's supervisor now (pid $re_sup, not $re_acq)" test "$re_sup" != "$re_acq" -a -d "/proc/$re_sup"
+r force-unlock --if-dead RE
+expect_rc 1 "--if-dead refuses a lock re-entered by a live, renewing run"
+check "RE: says it is alive" grep -q "not removed: alive" <<<"$ERR"
+check "RE: one error line" one_err_line
+check "RE stays" key_there RE
+r acquire RE -n
+expect_rc 75 "an intruder cannot take RE"
+check "the run ends 0, never having lost RE" wait_until 15 bg_done "$TEST_TMP/re"
+check "... exit 0 (got $(bg_rc "$TEST_TMP/re"))" test "$(bg_rc "$TEST_TMP/re")" = 0
+# The judgement alone (a record naming a dead process, renewed just now with
+# a lease still running) refuses too.
+put_lock renewed "{\"host\":\"$HOST\",\"boot_id\":\"$BOOT\",\"pid\":$dead_pid,\"ttl_ms\":60000,\"renewed_at_ms\":$(( $(date +%s%3N) - 1000 ))}"
+refused renewed "renewed" "a record of a dead pid renewed within its lease"
+put_lock stale "{\"host\":\"$HOST\",\"boot_id\":\"$BOOT\",\"pid\":$dead_pid,\"ttl_ms\":5000,\"renewed_at_ms\":$(( $(date +%s%3N) - 60000 ))}"
+r force-unlock --if-dead stale
+expect_rc 0 "--if-dead removes a dead pid's lock last renewed longer than a lease ago"
+
 # --- pid reuse: the recorded pid runs, but it is another process (start time differs)
 put_lock reused "{\"host\":\"$HOST\",\"boot_id\":\"$BOOT\",\"pid\":$$,\"start_ticks\":$(( $(ticks_of $$) + 1 )),\"command\":\"x\"}"
 r force-unlock --if-dead reused
@@ -57,14 +100,6 @@ expect_rc 0 "--if-dead removes a lock whose pid now belongs to another process"
 check "says the pid is another process now" grep -q "pid $$ is another process now" <<<"$ERR"
 check "reused is gone" key_gone reused
 # ... and the same pid with its true start time is alive
-# refused NAME WHY WHAT: --if-dead NAME exits 1, its message holds WHY, the lock stays.
-refused() {
-  r force-unlock --if-dead "$1"
-  expect_rc 1 "--if-dead refuses $3"
-  check "$1: says '$2'" grep -qF "$2" <<<"$ERR"
-  check "$1: one error line" one_err_line
-  check "$1 stays" key_there "$1"
-}
 put_lock same "{\"host\":\"$HOST\",\"boot_id\":\"$BOOT\",\"pid\":$$,\"start_ticks\":$(ticks_of $$),\"command\":\"x\"}"
 refused same "alive: pid $$ (x) still runs" "a record whose pid and start time match a running process"
 # an older record without a start time: a running pid is no proof

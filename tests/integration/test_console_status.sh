@@ -30,11 +30,20 @@ expect_rc 1 "status of a foreign key and a free name"
 check "a foreign string is kind foreign, a free name kind null" python3 -c '
 import json,sys; d=json.loads(sys.argv[1]); k={l["name"]:l["kind"] for l in d["locks"]}
 assert k=={"k:string":"foreign","k:free":None}, k' "$OUT"
-r status --match 'k:*'
+COLUMNS=80 r status --match 'k:*'
 echo "$OUT" | sed 's/^/  | /'
 check "text: a table with every column" grep -qE '^NAME +KIND +N +HELD +TTL +RENEWED +W +FENCE +HOLDER$' <<<"$OUT"
-check "text: every line fits 80 columns" python3 -c '
+check "text, COLUMNS=80: every line fits 80 columns" python3 -c '
 import sys; w=[len(l) for l in sys.argv[1].splitlines()]; assert max(w) <= 80, w' "$OUT"
+# Off a terminal, without COLUMNS, nothing is cut (issue 19: `rlock status |
+# grep TOKEN` found no Redisson token, cut at 80 columns with "…").
+LONG_TOK=8743c9c0-0795-4907-87fd-6c719a6b4586-a-very-long-redisson-owner-token-that-would-not-fit:1
+rcli HSET k:long "$LONG_TOK" 1 >/dev/null
+rcli PEXPIRE k:long 60000 >/dev/null
+(unset COLUMNS; "$RLOCK" status --match 'k:*' >"$TEST_TMP/wide.out")
+check "text off a terminal: a long owner token is printed whole" grep -qF "$LONG_TOK" "$TEST_TMP/wide.out"
+check "text off a terminal: no line is cut with …" bash -c '! grep -q "…" "$1"' _ "$TEST_TMP/wide.out"
+rcli DEL k:long >/dev/null
 check "text: each kind in its row" bash -c 'for k in rlock:rlock redisson:redisson fair:fair read:read write:write sem:permit; do grep -qE "^k:${k%%:*} +${k#*:} " <<<"$1" || { echo "no row k:${k%%:*} ${k#*:}"; exit 1; }; done' _ "$OUT"
 check "text: the Redisson lock shows its owner token, the rlock lock host:pid and command" bash -c 'grep -qE "^k:redisson .* 8743c9c0-0795-4907-" <<<"$1" && grep -qE "^k:rlock .* $(hostname):[0-9]+ " <<<"$1"' _ "$OUT"
 check "text: the fair waiter is listed under the table" grep -qE '^k:fair: 1 waiting, in order: 1\. ' <<<"$OUT"

@@ -117,6 +117,19 @@ timeout -s INT --preserve-status 1 "$RLOCK" -u "redis://127.0.0.1:$(free_port)" 
 RC=$?; OUT=$(cat "$TEST_TMP/down")
 expect_rc 0 "Redis down: the watch goes on until SIGINT"
 check "Redis down: each frame says so" test "$(grep -c 'trying again every 200ms' <<<"$OUT")" -ge 2
+# ... and with --json each frame is still a document, with the error (issue 19:
+# it printed nothing on stdout, and a pipeline reading documents saw none).
+timeout -s INT --preserve-status 1 "$RLOCK" -u "redis://127.0.0.1:$(free_port)" --connect-timeout 100ms \
+  status --watch 200ms --json >"$TEST_TMP/down.json" 2>"$TEST_TMP/err"
+RC=$?; OUT=$(cat "$TEST_TMP/down.json")
+expect_rc 0 "Redis down, --json: the watch goes on until SIGINT"
+check "Redis down, --json: a document per frame with the error and no locks" python3 -c '
+import json,sys
+lines = sys.argv[1].splitlines()
+assert len(lines) >= 2, lines
+for line in lines:
+    d = json.loads(line)
+    assert d["schema"] == 1 and d["locks"] is None and "127.0.0.1" in d["error"], d' "$OUT"
 
 # A reader that goes away: with SIGPIPE ignored (as some job runners do), the
 # watch sees EPIPE and ends with 0 instead of writing to nobody forever.

@@ -7,6 +7,7 @@
 # other, Redisson's own scripts counting against rlock (and waking it), and a
 # run whose permit is removed being stopped (76).
 . "$(dirname "$0")/lib.sh"
+PY=${PY:-$(python3 -c 'import sys;print(sys.executable)')}
 . "$(dirname "$0")/run_helpers/common.sh"
 start_redis
 
@@ -138,6 +139,8 @@ r renew PL --limit 2 --owner x
 expect_rc 1 "renew --limit of a plain lock: not held in this mode"
 r acquire P -n
 expect_rc 75 "a plain acquire on a semaphore name is busy"
+check "... and says it is a semaphore held with --limit, not a foreign key (issue 19)" \
+  eval '[[ $ERR == *"it is a semaphore held with --limit"* && $ERR != *foreign* ]]'
 check "the semaphore is untouched (2 free)" test "$(free_of P) $(rcli TYPE P)" = "2 string"
 rcli HSET RW mode read 'r1' 1 >/dev/null
 r acquire RW --limit 2 -n --json
@@ -369,5 +372,25 @@ r acquire FU --limit 2 --owner fresh --json
 expect_rc 0 "the next --limit 2 creates FU afresh"
 check "FU: 1 free, 1 held (fresh), the void permits and records dropped" \
   test "$(free_of FU) $(rcli ZRANGE "$(zset FU)" 0 -1) $(rcli HKEYS "$(recs FU)")" = "1 fresh fresh"
+
+# --- issue 19 defect 7: a permit whose lease has ended is not a holder. Its
+# entry stays in {NAME}:timeout until the next acquisition gives it back;
+# before the fix status said "held": true with a negative ttl_ms, exit 0.
+r acquire EXP --limit 2 --owner e1 --ttl 60s
+rcli ZADD "$(zset EXP)" XX "$(( $(date +%s%3N) - 3000 ))" e1 >/dev/null
+r status EXP --json
+expect_rc 1 "status of a semaphore whose last permit expired: exit 1 (free)"
+check "... held false, no holders, 2 permits free" "$PY" -c '
+import json,sys; d=json.loads(sys.argv[1])["locks"][0]
+assert d["held"] is False and d["holders"] == [] and d["permits_free"] == 2, d' "$OUT"
+r status EXP
+check "the text says no permit is held (rc $RC)" eval '[ "$RC" = 1 ] && [[ $OUT != *e1* ]]'
+r acquire EXP2 --limit 2 --owner live --ttl 60s
+r acquire EXP2 --limit 2 --owner dead --ttl 60s
+rcli ZADD "$(zset EXP2)" XX "$(( $(date +%s%3N) - 3000 ))" dead >/dev/null
+r status EXP2 --json
+check "a semaphore with one live and one expired permit: held, one holder, 1 free (rc $RC)" "$PY" -c '
+import json,sys; d=json.loads(sys.argv[1])["locks"][0]
+assert d["held"] is True and [h["owner"] for h in d["holders"]] == ["live"] and d["permits_free"] == 1, d' "$OUT"
 
 finish

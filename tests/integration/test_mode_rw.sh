@@ -71,6 +71,7 @@ ip=$(pttl 'rlock_write_intent:{RW}')
 check "the intent lives a few seconds only (PTTL ${ip}ms <= 5000)" between "$ip" 1 5000
 r acquire -s RW -n --owner late
 expect_rc 75 "a new reader (-n) is busy while a writer waits"
+check "... and is told a writer is waiting, not only who reads (issue 19)" grep -q 'busy: a writer is waiting' <<<"$ERR"
 check "the busy new reader left nothing" test -z "$(rcli HGET RW late)"
 bg "$TEST_TMP/r4" run -s RW -w 20s -- sh -c 'echo "enter r4" >>"$1"' sh "$LOG"
 sleep 1.5

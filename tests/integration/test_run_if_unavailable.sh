@@ -62,6 +62,20 @@ for choice in run skip; do
   expect_rc 75 "busy with --if-unavailable $choice"
 done
 check "busy: CMD never ran" test ! -e "$TEST_TMP/busy.ran"
+# Issue 19 defect 2: -E 69 remaps busy to 69, but busy is still not unavailable:
+# the decision is made from what happened (the error's kind), never from the
+# number the user chose. Before the fix `run` ran CMD without the lock and
+# `skip` exited 0.
+for choice in run skip; do
+  r -E 69 run --if-unavailable "$choice" -n B -- touch "$TEST_TMP/busyE.ran"
+  expect_rc 69 "-E 69, busy with --if-unavailable $choice: the remapped busy code"
+  check "-E 69, busy with --if-unavailable $choice: a busy message, no 'WITHOUT THE LOCK' or skip" \
+    eval '[[ $ERR == *busy* && $ERR != *"WITHOUT THE LOCK"* && $ERR != *"--if-unavailable skip"* ]]'
+done
+check "-E 69, busy: CMD never ran" test ! -e "$TEST_TMP/busyE.ran"
+# ... and a real outage stays unavailable whatever -E says.
+r -E 75 -u "$CLOSED" run --if-unavailable skip J -- touch "$TEST_TMP/skipE.ran"
+check "-E 75, unreachable with skip: exit 0, not run (rc $RC)" test "$RC" = 0 -a ! -e "$TEST_TMP/skipE.ran"
 # Auth errors are not unavailable: 77.
 rcli CONFIG SET requirepass s3cret >/dev/null
 r run --if-unavailable run A -- touch "$TEST_TMP/auth.ran"

@@ -79,6 +79,12 @@ usage "--tls-ca-file missing" --has "--tls-ca-file: /nonexistent/ca.pem" -- -u r
 usage "--tls-cert without --tls-key" --has "--tls-key" -- -u rediss://127.0.0.1:6380 --tls-cert /dev/null acquire X
 usage "status --bogus" -- status --bogus
 usage "--password-file missing" --has /nonexistent/pw -- --password-file /nonexistent/pw acquire X
+# Each mode refused with --once-per says its own reason (issue 19: --write, an
+# exclusive mode, was told "a shared mode lets several hosts run it").
+usage "--once-per --write" --has "--write is exclusive, but" -- run --once-per 1h --write J -- true
+check "--once-per --write: no word of a shared mode" bash -c '! grep -q "shared" <<<"$1"' _ "$ERR"
+usage "--once-per -s" --has "a shared lock lets several hosts run it at once" -- run --once-per 1h -s J -- true
+usage "--once-per --limit 2" --has "--limit N lets N holders run it" -- run --once-per 1h --limit 2 J -- true
 check "no usage error touched Redis (besides the empty-value cases, checked above)" \
   test -z "$(rcli --scan | grep -v -e '^EMPTY' -e '^redisson_lock_token:{EMPTY')"
 check "no lock X was created" test "$(rcli EXISTS X)" = 0

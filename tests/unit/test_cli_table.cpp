@@ -159,6 +159,55 @@ TEST_CASE("status JSON has the server's clock when the lock was read") {
   CHECK(rlock::cli::status_json(state)["server_time_ms"].is_null());
 }
 
+// Issue 19: alignment by display width, not code points.
+TEST_CASE("display_width: East Asian wide characters and emoji take two columns, combining marks none") {
+  CHECK(display_width("名前") == 4);
+  CHECK(display_width("job-名前") == 8);
+  CHECK(display_width("🔒") == 2);
+  CHECK(display_width("e\u0301") == 1); // e + combining acute
+  CHECK(display_width("ｆｕｌｌ") == 8);  // fullwidth Latin
+  CHECK(rlock::cli::fit("名前名前", 5) == "名前…"); // a wide character is never split
+  CHECK(display_width(rlock::cli::fit("名前名前", 5)) <= 5);
+  CHECK(rlock::cli::fit("名前名前", 6) == "名前…");
+  CHECK(rlock::cli::fit("名前名前", 8) == "名前名前");
+}
+
+TEST_CASE("status: columns line up by display width with wide names") {
+  using rlock::lock::LockState;
+  std::vector<LockState> states;
+  for (const char* name : {"名前", "ab"}) {
+    LockState state;
+    state.name = name;
+    state.type = "hash";
+    state.mode = "exclusive";
+    state.ttl = rlock::Millis(30'000);
+    state.owners = {{"tok", 1}};
+    states.push_back(state);
+  }
+  auto table = rlock::cli::status_table(states, rlock::cli::TableStyle{200, false});
+  std::vector<std::string> lines;
+  std::string line;
+  for (char c : table) {
+    if (c == '\n') {
+      lines.push_back(line);
+      line.clear();
+    } else {
+      line += c;
+    }
+  }
+  REQUIRE(lines.size() >= 3);
+  // Each row's KIND column starts at the header's: the same display width before it.
+  auto before_kind = [](const std::string& row) {
+    auto at = row.find("KIND") != std::string::npos ? row.find("KIND") : row.find("rlock");
+    if (at == std::string::npos) {
+      at = row.find("redisson");
+    }
+    return display_width(std::string_view(row).substr(0, at));
+  };
+  CHECK(before_kind(lines[1]) == before_kind(lines[0]));
+  CHECK(before_kind(lines[2]) == before_kind(lines[0]));
+}
+
 TEST_CASE("fit and display_width count code points") {
   CHECK(display_width("häßlich") == 7);
   CHECK(rlock::cli::fit("häßlich", 7) == "häßlich");
@@ -175,13 +224,15 @@ TEST_CASE("colour only on a terminal without NO_COLOR or TERM=dumb") {
   CHECK_FALSE(colour_wanted(false, nullptr, "xterm"));
 }
 
-TEST_CASE("table width: COLUMNS, else the terminal's, else 80") {
+TEST_CASE("table width: COLUMNS, else the terminal's, else (not a terminal) no limit") {
   using rlock::cli::table_width;
-  CHECK(table_width(nullptr, std::nullopt) == 80);
+  // Off a terminal (issue 19): nothing is cut unless COLUMNS says so.
+  CHECK(table_width(nullptr, std::nullopt) == rlock::cli::k_unlimited_width);
+  CHECK(table_width("80", std::nullopt) == 80);
   CHECK(table_width(nullptr, 132) == 132);
   CHECK(table_width("100", 132) == 100);
   CHECK(table_width("abc", 132) == 132);
-  CHECK(table_width("5", std::nullopt) == 80);
+  CHECK(table_width("5", std::nullopt) == rlock::cli::k_unlimited_width);
   CHECK(table_width(nullptr, 10) == 80);
 }
 

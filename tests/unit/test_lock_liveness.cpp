@@ -116,3 +116,31 @@ TEST_CASE("proc: /proc/PID/stat gives the state and the start time (field 22)") 
   CHECK(self->start_ticks > 0);
   CHECK_FALSE(rlock::boot_id().empty());
 }
+
+// Issue 19, defect 3: a `run` re-entering a plain acquire's token renews a
+// hold whose record may name a process that has exited.
+TEST_CASE("liveness: a renewal within the last lease is proof of life, whoever the record names") {
+  const std::string renewed =
+      R"({"host":"box","pid":4242,"boot_id":"boot-1","start_ticks":1000,"ttl_ms":3000,"renewed_at_ms":100000})";
+  auto state = held(renewed);
+  state.server_now_ms = 102'999; // 2.999s after the renewal, lease 3s
+  auto v = judge_holder(state, k_here, nobody());
+  CHECK_FALSE(v.gone);
+  CHECK(v.why.find("renewed") != std::string::npos);
+  CHECK(v.why.find("pid 4242 is gone") != std::string::npos);
+  state.server_now_ms = 103'000; // a whole lease since the last renewal: no longer proof
+  CHECK(judge_holder(state, k_here, nobody()).gone);
+  // No ttl_ms recorded: Redisson's default lease, 30s.
+  auto no_ttl = held(R"({"host":"box","pid":4242,"boot_id":"boot-1","start_ticks":1000,"renewed_at_ms":100000})");
+  no_ttl.server_now_ms = 129'999;
+  CHECK_FALSE(judge_holder(no_ttl, k_here, nobody()).gone);
+  no_ttl.server_now_ms = 130'000;
+  CHECK(judge_holder(no_ttl, k_here, nobody()).gone);
+  // Without the server's time nothing is known about the renewal's age: the
+  // process decides, as before.
+  auto no_now = held(renewed);
+  CHECK(judge_holder(no_now, k_here, nobody()).gone);
+  // A live process is alive whatever the renewal says.
+  state.server_now_ms = 500'000;
+  CHECK(judge_holder(state, k_here, one(4242, {'S', 1000})).alive);
+}

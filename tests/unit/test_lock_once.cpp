@@ -69,6 +69,13 @@ TEST_CASE("judge_once: a record that says nothing readable") {
   CHECK(judge_once(unreadable, k_nov24, k_day) == OnceVerdict::not_done);
 }
 
+// Issue 19: a readable record without an expiry counted as done, though
+// rlock always sets one and the README says such a key is overwritten.
+TEST_CASE("judge_once: a readable record without an expiry is not ours: not done") {
+  CHECK(judge_once(done_at(k_nov24 + 1000, -1), k_nov24 + 2000, k_day) == OnceVerdict::not_done);
+  CHECK(judge_once(done_at(k_nov24 + 1000, 1000), k_nov24 + 2000, k_day) == OnceVerdict::done);
+}
+
 TEST_CASE("parse_done_record: typed values, anything else left out") {
   auto record = parse_done_record(R"({"window_start_ms":1795478400000,"window_end_ms":1795564800000,)"
                                   R"("host":"h1","pid":12,"command":"backup.sh","done_at_ms":1795489200000,)"

@@ -78,6 +78,18 @@ TEST_CASE("printable keeps messages on one line") {
   CHECK(rlock::quote("x") == "\"x\"");
 }
 
+// Issue 19: a record's U+009B (C1 CSI) and U+202E (right-to-left override)
+// printed raw; they are escaped, as are the other C1 and bidi controls.
+TEST_CASE("printable escapes C1 controls, bidirectional controls and line separators") {
+  CHECK(rlock::printable("a\u009b31mb") == "a\\u009b31mb");
+  CHECK(rlock::printable("evil\u202etxt.sh") == "evil\\u202etxt.sh");
+  CHECK(rlock::printable("\u2066x\u2069\u200f\u2028") == "\\u2066x\\u2069\\u200f\\u2028");
+  CHECK(rlock::printable("名前 🔒") == "名前 🔒");
+  // Overlong forms and surrogates are not valid UTF-8: their bytes are escaped.
+  CHECK(rlock::printable(std::string("\xc0\xaf", 2)) == "\\xc0\\xaf");
+  CHECK(rlock::printable(std::string("\xed\xa0\x80", 3)) == "\\xed\\xa0\\x80");
+}
+
 TEST_CASE("owner tokens look like Redisson's uuid:thread fields and differ") {
   auto a = rlock::random_owner_token();
   auto b = rlock::random_owner_token();

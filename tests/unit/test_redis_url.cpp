@@ -153,6 +153,21 @@ TEST_CASE("urls: flags, then RLOCK_URL, then REDIS_URL, then the default") {
   g_env["RLOCK_URL"] = "rediss-sentinel://s1:1,s2:2/m,rediss://b:2";
   CHECK(rlock::redis::choose_urls({}, fake_env) ==
         std::vector<std::string>{"rediss-sentinel://s1:1,s2:2/m", "rediss://b:2"});
+  // Issue 19: an empty element is named as one (it was quoted as 'A,').
+  for (std::string list : {"redis://a:1,,redis://b:2", "A,,B", "redis://a:1,", ",redis://a:1"}) {
+    g_env["RLOCK_URL"] = list;
+    CAPTURE(list);
+    try {
+      rlock::redis::choose_urls({}, fake_env);
+      FAIL("no error");
+    } catch (const rlock::UsageError& e) {
+      CHECK(std::string(e.what()).find("is empty ('',") != std::string::npos);
+      CHECK(std::string(e.what()).find("a:1,") == std::string::npos);
+    }
+  }
+  g_env["RLOCK_URL"] = ":pw@x,,redis://b:2"; // the list is never shown: it may hold passwords
+  CHECK_THROWS_WITH_AS(rlock::redis::choose_urls({}, fake_env), "RLOCK_URL: URL 2 of 3 is empty ('', from two "
+                       "commas in a row or one at an end); separate URLs with single commas", rlock::UsageError);
 }
 
 TEST_CASE("urls: server_key names the server, not the db, user, password or spelling of the host") {

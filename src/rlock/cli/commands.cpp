@@ -359,13 +359,17 @@ int watch_status(Context& ctx) {
         return status_json_text(states);
       }
       body = states.empty() ? "(no locks)\n" : status_table(states, style, !inv.names.empty());
-    } catch (const Error& e) {
-      if (e.exit_code() != ExitCode::unavailable) {
+    } catch (const RedisError& e) {
+      if (!lock::acquisition_unavailable(e.kind())) {
         throw;
       }
       if (inv.global.json) {
+        // A document still, so a pipeline reading one per frame keeps going:
+        // no locks known ("locks": null, not an empty list) and why.
         log::error("{}: {}", ctx.label, e.what());
-        return "";
+        return json_line({{"schema", k_status_schema},
+                          {"locks", nullptr},
+                          {"error", fmt::format("{}: {}", ctx.label, e.what())}});
       }
       body = fmt::format("rlock: {}: {} (trying again every {})\n", ctx.label, e.what(), format_duration(*inv.watch));
     }
@@ -416,6 +420,11 @@ int force_unlock_if_dead(Context& ctx, const lock::LockState& before) {
   }
   if (verdict.alive && before.record && before.record->acquired_at_ms) {
     verdict.why += fmt::format(", holding it since {}", utc_time(*before.record->acquired_at_ms));
+  }
+  if (verdict.alive && before.record && !before.record->renewed_at_ms) {
+    // Never renewed: most likely a plain `acquire`, whose record names its caller.
+    verdict.why += "; never renewed: a plain `acquire` records the process that ran it (a shell, a script, "
+                   "a wrapper such as `timeout`), which proves that process runs, not that it still needs the lock";
   }
   auto outcome = lock::ConditionalRemoval::changed;
   if (verdict.gone) {
@@ -585,14 +594,16 @@ int cmd_run(Context& ctx) {
   }
   // In the supervisor: it holds and renews the lock, so its record names it.
   spec.request.info = holder_info(getpid(), command);
+  spec.request.renews = true;
   std::vector<lock::AcquireResult> acquired;
   try {
     acquired = acquire_or_busy(ctx, spec.request, signals);
-  } catch (const Error& e) {
-    // --if-unavailable: decided by the exit code the error maps to (69: no
-    // connection, a timeout, no quorum), so busy, auth and usage errors never
-    // qualify.
-    if (e.exit_code() != ExitCode::unavailable || inv.if_unavailable == IfUnavailable::fail) {
+  } catch (const RedisError& e) {
+    // --if-unavailable: decided from what happened, the error's kind
+    // (lock::acquisition_unavailable), never from an exit code: busy is an
+    // Error of its own whose code -E may set to 69; auth and usage errors
+    // never qualify either.
+    if (!lock::acquisition_unavailable(e.kind()) || inv.if_unavailable == IfUnavailable::fail) {
       throw;
     }
     if (inv.if_unavailable == IfUnavailable::skip) {
@@ -694,6 +705,13 @@ int main_unflushed(int argc, char** argv) {
       return parsed.exit_code;
     }
     log::g_level = parsed.invocation->global.level;
+    if (parsed.invocation->global.password_in_argv) {
+      // As redis-cli -a warns (its --no-auth-warning is our -q): scrubbing argv
+      // after start does not cover shell history, audit logs or the moment
+      // before the scrub.
+      log::warning("Using a password with '-u' on the command line may not be safe; use --password-file "
+                   "or RLOCK_PASSWORD (-q silences this)");
+    }
     return execute(*parsed.invocation, context);
   } catch (const Error& e) {
     std::fflush(stdout);

@@ -412,6 +412,7 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   std::vector<std::vector<std::string>> keys;
   for (const auto& url : g.urls) {
     masters.push_back(redis::parse_url(url)); // throws a usage error for a bad one
+    g.password_in_argv = g.password_in_argv || (!raw.urls.empty() && masters.back().password.has_value());
     keys.push_back({redis::server_key(masters.back())});
   }
   // A Redlock counts votes per master: the same server twice (another db, user
@@ -521,10 +522,16 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
       throw UsageError("--once-per takes one NAME: the record of a done job is kept beside one lock");
     }
     if (inv.mode.mode != lock::Mode::exclusive && inv.mode.mode != lock::Mode::fair) {
-      throw UsageError(
-          fmt::format("--once-per with --{}: a once-per-window job needs an exclusive lock "
-                      "(plain or --fair); a shared mode lets several hosts run it at once",
-                      inv.mode.mode == lock::Mode::read ? "shared" : lock::mode_name(inv.mode.mode)));
+      // Each mode's own reason: --write is exclusive too, but not a plain lock.
+      const auto mode = inv.mode.mode;
+      const std::string why =
+          mode == lock::Mode::read ? "a shared lock lets several hosts run it at once"
+          : mode == lock::Mode::write
+              ? "--write is exclusive, but it takes the write side of a read-write lock, and the "
+                "completion is recorded only beside a plain lock's holder"
+              : "--limit N lets N holders run it at once";
+      throw UsageError(fmt::format("--once-per with --{}: a once-per-window job needs a plain or --fair lock; {}",
+                                   mode == lock::Mode::read ? "shared" : lock::mode_name(mode), why));
     }
     if (g.urls.size() > 1) {
       throw UsageError("--once-per takes one URL: a Redlock over several masters has no one place for the "

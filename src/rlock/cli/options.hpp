@@ -26,6 +26,9 @@ struct GlobalOptions {
   // --tls-* (else RLOCK_TLS_*), for every URL that uses TLS; set only when
   // one does (rediss://, rediss-sentinel://).
   std::optional<redis::TlsOptions> tls;
+  // A -u/--url on the command line carries a password (not RLOCK_URL or
+  // REDIS_URL, which stay out of `ps` and shell history): warned about once.
+  bool password_in_argv = false;
 };
 
 // run --if-unavailable: what to do when Redis cannot be reached to take the

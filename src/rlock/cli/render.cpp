@@ -73,6 +73,18 @@ std::string holder_phrase(const lock::Holder& holder) {
     }
     return fmt::format("every permit is taken; the next lease to end is held{}, {}", who, ttl_phrase(holder.ttl));
   }
+  if (holder.writer_waiting && holder.mode == "write") {
+    // Free: only a waiting writer's intent keeps new readers out.
+    std::string who = holder.owner.empty() ? std::string() : " (" + printable(holder.owner) + ")";
+    return fmt::format("a writer is waiting for it{}: new readers wait behind it (its intent lapses in {} unless "
+                       "it keeps waiting)",
+                       who, format_duration(holder.ttl));
+  }
+  if (holder.mode == "semaphore") {
+    // A plain acquire found a --limit semaphore (acquire.lua says so).
+    return "it is a semaphore held with --limit (Redisson RPermitExpirableSemaphore): take a permit with "
+           "--limit N";
+  }
   if (holder.mode == "queue") {
     std::string who = holder.owner.empty() ? std::string("an unknown waiter") : printable(holder.owner);
     if (holder.record && (holder.record->host || holder.record->pid)) {
@@ -94,6 +106,11 @@ std::string holder_phrase(const lock::Holder& holder) {
   std::string who = holder.owner.empty() ? std::string("an unknown owner") : printable(holder.owner);
   if (holder.record) {
     who += record_phrase(*holder.record);
+  }
+  if (holder.writer_waiting) {
+    // Readers hold it, and new readers are kept out by a waiting writer, not by them.
+    return fmt::format("a writer is waiting: new readers wait behind it (readers hold it now: {}, {})", who,
+                       ttl_phrase(holder.ttl));
   }
   return fmt::format("held by {}, {}", who, ttl_phrase(holder.ttl));
 }

@@ -9,9 +9,28 @@
 
 namespace rlock::cli {
 
+namespace {
+
+// The columns of the code point at text[at], and the bytes it takes (a byte
+// that starts no valid sequence: one column, one byte).
+std::pair<std::size_t, std::size_t> columns_at(std::string_view text, std::size_t at) {
+  auto cp = decode_utf8(text, at);
+  if (cp.length == 0) {
+    return {1, 1};
+  }
+  return {static_cast<std::size_t>(column_width(cp.value)), cp.length};
+}
+
+} // namespace
+
 std::size_t display_width(std::string_view text) {
-  return static_cast<std::size_t>(
-      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  std::size_t width = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    auto [columns, length] = columns_at(text, at);
+    width += columns;
+    at += length;
+  }
+  return width;
 }
 
 std::string fit(std::string_view text, std::size_t width) {
@@ -21,13 +40,17 @@ std::string fit(std::string_view text, std::size_t width) {
   if (width == 0) {
     return "";
   }
-  // Keep width - 1 code points, then the ellipsis.
-  std::size_t points = 0;
+  // Keep what fits in width - 1 columns (a wide character is never split),
+  // then the ellipsis.
+  std::size_t used = 0;
   std::size_t end = 0;
-  for (; end < text.size(); ++end) {
-    if ((static_cast<unsigned char>(text[end]) & 0xC0) != 0x80 && points++ == width - 1) {
+  while (end < text.size()) {
+    auto [columns, length] = columns_at(text, end);
+    if (used + columns > width - 1) {
       break;
     }
+    used += columns;
+    end += length;
   }
   return std::string(text.substr(0, end)) + "…";
 }

@@ -9,9 +9,12 @@
 
 namespace rlock::cli {
 
-// How `status` draws its table: the width it must fit (the terminal's, else
-// 80) and whether to colour it (a terminal without NO_COLOR; terminal.hpp
-// decides).
+// A width that cuts nothing (stdout is not a terminal and COLUMNS is not set).
+constexpr std::size_t k_unlimited_width = static_cast<std::size_t>(-1) / 4;
+
+// How `status` draws its table: the width it must fit (COLUMNS, the
+// terminal's, or k_unlimited_width off a terminal) and whether to colour it
+// (a terminal without NO_COLOR; terminal.hpp decides).
 struct TableStyle {
   std::size_t width = 80;
   bool colour = false;
@@ -28,8 +31,9 @@ struct TableStyle {
 // completion of `run --once-per`). "" when there is no lock to show.
 std::string status_table(const std::vector<lock::LockState>& states, const TableStyle& style, bool details = false);
 
-// How many terminal columns `text` takes: one per UTF-8 code point (what
-// printable() leaves: no control characters).
+// How many terminal columns `text` takes: each code point's column_width
+// (core/text: 2 for East Asian wide characters and emoji, 0 for combining
+// marks), what printable() leaves (no control characters).
 std::size_t display_width(std::string_view text);
 
 // `text` cut to at most `width` columns, ending in "…" when it was cut.

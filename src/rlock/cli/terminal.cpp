@@ -36,7 +36,10 @@ std::size_t table_width(const char* columns, std::optional<std::size_t> terminal
       return value;
     }
   }
-  return terminal_columns && *terminal_columns >= 20 ? *terminal_columns : 80;
+  if (!terminal_columns) {
+    return k_unlimited_width; // not a terminal: whole values, as lslocks does
+  }
+  return *terminal_columns >= 20 ? *terminal_columns : 80;
 }
 
 namespace {

@@ -15,7 +15,8 @@ namespace rlock::cli {
 bool colour_wanted(bool is_terminal, const char* no_color, const char* term);
 
 // The width `status` fits: COLUMNS when it is a number from 20 to 1000, else
-// the terminal's, else 80.
+// the terminal's (80 when under 20), else, not on a terminal, no limit
+// (k_unlimited_width: every value whole, as lslocks and libsmartcols do).
 std::size_t table_width(const char* columns, std::optional<std::size_t> terminal_columns);
 
 // The style of a table printed on stdout now (its terminal, NO_COLOR, TERM, COLUMNS).

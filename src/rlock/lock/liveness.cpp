@@ -1,6 +1,9 @@
 #include <rlock/lock/liveness.hpp>
 
+#include <rlock/core/duration.hpp>
 #include <rlock/core/text.hpp>
+
+#include <algorithm>
 
 #include <fmt/format.h>
 
@@ -12,9 +15,40 @@ HolderVerdict alive(std::string why) {
   return HolderVerdict{false, false, std::move(why)};
 }
 
+HolderVerdict judge_process(const LockState& state, const ThisHost& here, const ProcessProbe& probe);
+
+// A renewal noted in the record within its last lease (the longer of the
+// record's ttl_ms, else 30s) is proof of life: something renews the lock,
+// whatever process the record names (issue 19: a `run` re-entering a plain
+// acquire's token). The reason, or "" when there is none.
+std::string renewed_lately(const LockState& state) {
+  if (!state.record || !state.record->renewed_at_ms || !state.server_now_ms) {
+    return {};
+  }
+  const long long lease = state.record->ttl_ms.value_or(30'000);
+  const long long age = *state.server_now_ms - *state.record->renewed_at_ms;
+  if (age >= lease) {
+    return {};
+  }
+  return fmt::format("renewed {} ago, within its lease of {}: something still renews it",
+                     format_duration(Millis(std::max(age, 0LL))), format_duration(Millis(lease)));
+}
+
 } // namespace
 
 HolderVerdict judge_holder(const LockState& state, const ThisHost& here, const ProcessProbe& probe) {
+  auto verdict = judge_process(state, here, probe);
+  if (verdict.gone) {
+    if (auto why = renewed_lately(state); !why.empty()) {
+      return alive(fmt::format("alive: {} (though {})", why, verdict.why));
+    }
+  }
+  return verdict;
+}
+
+namespace {
+
+HolderVerdict judge_process(const LockState& state, const ThisHost& here, const ProcessProbe& probe) {
   if (state.type != "hash" || state.mode == "semaphore") {
     return alive(state.mode == "semaphore"
                      ? "a semaphore has one holder per permit, not one holder to check"
@@ -76,5 +110,7 @@ HolderVerdict judge_holder(const LockState& state, const ThisHost& here, const P
       fmt::format("alive: pid {} ({}) still runs", pid,
                   record.command ? printable(*record.command) : std::string("command unknown"))};
 }
+
+} // namespace
 
 } // namespace rlock::lock

@@ -31,8 +31,11 @@ using ProcessProbe = std::function<std::optional<ProcessStart>(long long pid)>;
 // pid that is absent, finished, or now a process with another start time.
 // Anything else is not proof: a live pid (with the same start time, or none
 // recorded), another host or boot, no or an unreadable record, several
-// holders (read-write, semaphore) or a foreign key. Pure: `probe` is the only
-// look at the system.
+// holders (read-write, semaphore) or a foreign key. Nor is a gone process
+// proof when the record notes a renewal within its last lease (renewed_at_ms
+// less than ttl_ms, else 30s, before state.server_now_ms): something still
+// renews the lock (a `run` that re-entered another process's token).
+// Pure: `probe` is the only look at the system.
 HolderVerdict judge_holder(const LockState& state, const ThisHost& here, const ProcessProbe& probe);
 
 } // namespace rlock::lock

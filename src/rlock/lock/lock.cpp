@@ -110,6 +110,15 @@ LockState decode_state(const std::string& name, const redis::Reply& entry) {
       HolderView permit;
       permit.owner = permits.elements[p].as_string();
       permit.ttl = Millis(permits.elements[p + 1].as_integer());
+      if (permit.ttl.count() <= 0) {
+        // Its lease has ended (the scripts treat a lease end at or before now
+        // as expired, lib/permits.lua): not a holder, a free permit that the
+        // next acquisition gives back.
+        if (state.permits_free) {
+          ++*state.permits_free;
+        }
+        continue;
+      }
       permit.record = record_of(permits.elements[p + 2]);
       state.holders.push_back(std::move(permit));
     }
@@ -238,6 +247,31 @@ auto by_layout(Mode mode, Exclusive exclusive, ReadWrite read_write, Semaphore s
 }
 
 } // namespace
+
+bool acquisition_unavailable(RedisErrorKind kind) {
+  switch (kind) {
+  case RedisErrorKind::connect:
+  case RedisErrorKind::timeout:
+  case RedisErrorKind::closed:
+  case RedisErrorKind::io:
+  case RedisErrorKind::loading:
+  case RedisErrorKind::busy:
+  case RedisErrorKind::readonly:
+  case RedisErrorKind::tryagain:
+  case RedisErrorKind::unsynced:
+  case RedisErrorKind::quorum:
+    return true;
+  case RedisErrorKind::protocol:
+  case RedisErrorKind::auth:
+  case RedisErrorKind::noscript:
+  case RedisErrorKind::moved:
+  case RedisErrorKind::ask:
+  case RedisErrorKind::oom:
+  case RedisErrorKind::server:
+    return false;
+  }
+  return false;
+}
 
 namespace detail {
 
@@ -417,15 +451,15 @@ AcquireResult try_acquire(redis::Client& client, const AcquireRequest& request, 
   // A resend only makes the true send time later, so this bound stays on the safe side.
   TimePoint sent_at = Clock::now();
   const auto& keys = request.keys;
-  auto answer =
-      run_script(client, scope, scripts::acquire,
-                 {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id), keys.queue,
-                  keys.queue_timeouts, keys.waiters},
-                 with_process({request.owner, ms(request.lease), request.own_token ? "1" : "0",
-                               ms(scope.policy.latch_lifetime()), request.info.host,
-                               std::to_string(request.info.pid), request.info.command, RLOCK_VERSION},
-                              request.info),
-                 request.sync);
+  auto args = with_process({request.owner, ms(request.lease), request.own_token ? "1" : "0",
+                            ms(scope.policy.latch_lifetime()), request.info.host, std::to_string(request.info.pid),
+                            request.info.command, RLOCK_VERSION},
+                           request.info);
+  args.push_back(request.renews ? "1" : "0");
+  auto answer = run_script(client, scope, scripts::acquire,
+                           {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id), keys.queue,
+                            keys.queue_timeouts, keys.waiters},
+                           args, request.sync);
   return decode_acquire(client, request, answer, sent_at);
 }
 

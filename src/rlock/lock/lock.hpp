@@ -33,7 +33,12 @@ struct Holder {
   std::optional<HolderRecord> record; // nullopt: no 'rlock:meta' (not rlock's, e.g. Redisson)
   std::string mode; // the layout it is held in when that is not the one asked
                     // for: "read", "write" (read-write lock), "exclusive"; or
-                    // "queue": free, but it is this fair waiter's turn
+                    // "queue": free, but it is this fair waiter's turn;
+                    // "semaphore": a plain acquire found a --limit semaphore
+  // A reader kept out by a waiting writer's intent: the lock is free (then
+  // owner is that writer, mode "write", ttl its intent's time left) or held
+  // by readers only (owner: one of them), and new readers wait behind it.
+  bool writer_waiting = false;
 };
 
 struct AcquireRequest {
@@ -47,10 +52,26 @@ struct AcquireRequest {
   // else can hold it: finding it in the hash means an earlier send of ours was
   // applied. False for a token given with --owner/RLOCK_OWNER (re-entry intended).
   bool own_token = false;
+  // True when this process renews what it takes (run): a re-entry of a plain
+  // lock makes its record name this process (force-unlock --if-dead then
+  // judges the process that keeps the lock alive).
+  bool renews = false;
   // --sync-replicas: WAIT after taking it; fewer acknowledgements undo the
   // acquisition (one level released) and throw RedisError(unsynced).
   redis::SyncReplicas sync;
 };
+
+// Whether an acquisition that failed with a RedisError of this kind failed
+// because Redis could not be reached to take the lock ("unavailable"): the
+// server(s) could not be connected to, a request got no whole reply in time
+// or its connection broke, the server could not serve it (loading, a script
+// running too long, a replica, a cluster in transition), too few replicas
+// acknowledged it (--sync-replicas, which undoes it), or a Redlock found too
+// few masters answering (no quorum). This, and never an exit code (busy may
+// be remapped to any number with -E), is what `run --if-unavailable` acts
+// on; a busy lock, an interrupted wait, a refused password and every other
+// error are not unavailable (they are not RedisErrors of these kinds). Pure.
+bool acquisition_unavailable(RedisErrorKind kind);
 
 struct AcquireResult {
   bool acquired = false;
@@ -187,7 +208,8 @@ struct LockState {
   std::string record_raw;          // the 'rlock:meta' value as read (force-unlock --if-dead compares it)
   std::vector<HolderView> holders; // read-write lock: each reader; semaphore: each permit
   std::vector<WaiterView> waiters; // fair queue, in order
-  std::optional<long long> permits_free; // semaphore: the free permits it counts
+  std::optional<long long> permits_free; // semaphore: the free permits it counts, and those whose lease ended
+  // (holders lists only the permits whose lease still runs)
   // The server's clock when it was read (ms since the epoch): "held for",
   // "renewed ago", the once-per window.
   std::optional<long long> server_now_ms;

@@ -17,7 +17,9 @@ Window window_of(long long now_ms, long long length_ms) {
 }
 
 OnceVerdict judge_once(const std::optional<DoneRecord>& record, long long now_ms, long long length_ms) {
-  if (!record) {
+  // No key, or a key without an expiry: rlock always sets one, so it is not
+  // rlock's record, readable or not, and the next completion overwrites it.
+  if (!record || record->ttl_ms == -1) {
     return OnceVerdict::not_done;
   }
   if (!record->readable()) {

@@ -23,7 +23,8 @@ Window window_of(long long now_ms, long long length_ms);
 // Whether the job is done in the window `now_ms` falls in, from its record:
 enum class OnceVerdict {
   not_done,   // no record, or one of a completion outside this window, or a key
-              // that is no record of ours (no expiry: rlock always sets one)
+              // that is no record of ours (no expiry, readable or not: rlock
+              // always sets one)
   done,       // a completion in this window: do not run
   unreadable, // a key with an expiry whose completion time cannot be read:
               // taken as done (do not run: the safe side for a run-once job);

@@ -50,6 +50,7 @@ AcquireResult rw_try_acquire(redis::Client& client, const AcquireRequest& reques
     result.retry_after = k_intent_refresh; // keep the intent alive
   } else if (reply.elements.size() > 6 && reply.elements[6].type == redis::Reply::Type::integer) {
     result.retry_after = Millis(reply.elements[6].as_integer()); // a reader kept out by a writer's intent
+    result.holder.writer_waiting = !writer && result.retry_after.count() > 0;
   }
   return result;
 }

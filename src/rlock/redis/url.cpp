@@ -274,11 +274,15 @@ std::string without_password(std::string_view url) {
 
 namespace {
 
-// The first ',' of `list` that is followed by a scheme ("redis://..."): the
-// commas of a Sentinel URL's host list are not followed by one.
+// The first ',' of `list` that is followed by a scheme ("redis://..."), by
+// another ',' or by nothing, or that starts it: the commas of a Sentinel URL's host list are
+// followed by a host (an empty element is an empty URL, not part of one).
 std::size_t next_url_comma(std::string_view list) {
   for (auto comma = list.find(','); comma != std::string_view::npos; comma = list.find(',', comma + 1)) {
     std::string_view next = list.substr(comma + 1);
+    if (comma == 0 || next.empty() || next.front() == ',') {
+      return comma;
+    }
     auto sep = next.find("://");
     if (sep != std::string_view::npos && sep > 0 &&
         next.substr(0, sep).find_first_not_of("abcdefghijklmnopqrstuvwxyz-+.") == std::string_view::npos) {
@@ -297,17 +301,22 @@ std::vector<std::string> choose_urls(const std::vector<std::string>& flags, cons
   if (const char* list = env("RLOCK_URL"); list != nullptr && *list != '\0') {
     std::vector<std::string> urls;
     std::string_view rest(list);
-    while (!rest.empty()) {
+    bool more = true;
+    while (more) {
       auto comma = next_url_comma(rest);
-      std::string_view item = rest.substr(0, comma);
-      if (!item.empty()) {
-        urls.emplace_back(item);
+      urls.emplace_back(rest.substr(0, comma));
+      more = comma != std::string_view::npos;
+      rest = more ? rest.substr(comma + 1) : std::string_view{};
+    }
+    for (std::size_t i = 0; i < urls.size(); ++i) {
+      if (urls[i].empty()) {
+        // Said by position: the list itself may hold passwords.
+        throw UsageError(fmt::format("RLOCK_URL: URL {} of {} is empty ('', from two commas in a row or one "
+                                     "at an end); separate URLs with single commas",
+                                     i + 1, urls.size()));
       }
-      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
     }
-    if (!urls.empty()) {
-      return urls;
-    }
+    return urls;
   }
   if (const char* url = env("REDIS_URL"); url != nullptr && *url != '\0') {
     return {url};
