@@ -54,18 +54,19 @@ r doctor --json
 check "min-replicas-to-write 1: replication ok" test "$(verdict_of "$OUT" replication)" = ok
 rcli CONFIG SET min-replicas-to-write 0 >/dev/null
 
-# --- the README's lock-only ACL user has no CONFIG (nor INFO)
+# --- the README's lock-only ACL user has no CONFIG (nor INFO); its URL comes from
+# RLOCK_URL (a password typed in -u would earn a warning on stderr)
 line=$(grep -m1 '^ACL SETUSER rlock ' "$SRC/README.md")
 set -f; read -ra words <<<"${line/>CHANGE-ME/>acl-pw}"; set +f
 check "the README's ACL user is created" test "$(rcli "${words[@]}")" = OK
-r -u "redis://rlock:acl-pw@127.0.0.1:$REDIS_PORT" doctor
+RLOCK_URL="redis://rlock:acl-pw@127.0.0.1:$REDIS_PORT" r doctor
 expect_rc 0 "doctor as a user without CONFIG: warnings, nothing unsafe"
 echo "$OUT" | sed 's/^/  | /'
 check "says: cannot check maxmemory-policy: no permission" grep -q '^warning .* eviction: maxmemory-policy: cannot check maxmemory-policy: no permission' <<<"$OUT"
 check "says: cannot check persistence: no permission" grep -q 'cannot check persistence: no permission' <<<"$OUT"
 check "says: cannot check replicas: no permission" grep -q 'cannot check replicas: no permission' <<<"$OUT"
 check "no error line" test -z "$ERR"
-r -u "redis://rlock:acl-pw@127.0.0.1:$REDIS_PORT" doctor --json
+RLOCK_URL="redis://rlock:acl-pw@127.0.0.1:$REDIS_PORT" r doctor --json
 check "--json as that user parses" is_json "$OUT"
 
 # --- a Redlock with a master down: that master is unsafe; a single server down: exit 69
