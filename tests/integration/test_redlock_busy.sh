@@ -42,6 +42,17 @@ r "${URLS[@]}" "${TO[@]}" run --if-unavailable run -n Q ZFREE -- touch "$ran"
 expect_rc 75 "several names (Q busy, taken first in bytewise order): busy"
 check "CMD did not run" test ! -e "$ran"
 check "ZFREE was not left on A" eval '[ "$(mcli 0 EXISTS ZFREE)" = 0 ]'
+# The busy name second: AFREE (first in bytewise order) finds no quorum, and Q,
+# not tried yet, is tried once all the same: busy beats unavailable across the
+# names too, so CMD does not run without its locks beside Q's holder.
+rm -f "$ran"
+r "${URLS[@]}" "${TO[@]}" run --if-unavailable run -n AFREE Q -- touch "$ran"
+expect_rc 75 "several names (AFREE unavailable first, Q busy second): busy"
+check "CMD did not run beside X" test ! -e "$ran"
+check "AFREE was not left on A" eval '[ "$(mcli 0 EXISTS AFREE)" = 0 ]'
+r "${URLS[@]}" "${TO[@]}" acquire AFREE ZFREE2
+expect_rc 69 "several free names, no quorum: still unavailable"
+check "nothing left on A" eval '[ "$(mcli 0 EXISTS AFREE ZFREE2)" = 0 ]'
 
 # Nobody holds it anywhere: a majority unreachable is still unavailable (69),
 # and --if-unavailable run does run CMD (unchanged).

@@ -2,6 +2,7 @@
 #include <rlock/core/errors.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
+#include <rlock/lock/lock.hpp>
 #include <rlock/lock/several.hpp>
 #include <rlock/redis/retry.hpp>
 
@@ -9,6 +10,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 namespace rlock::lock {
 
@@ -61,6 +63,33 @@ void undo(Store& store, const std::vector<LockKeys>& locks, const std::vector<st
   }
 }
 
+// After a name turned out unavailable: tries the names not tried yet (from
+// position `from` of `order`) once each, without waiting. Returns the index of
+// the first that is busy; what they take goes into `held` (undone by the
+// caller). A busy name makes the whole acquisition busy, never "unavailable":
+// `run --if-unavailable run` must not start CMD beside a holder it could reach.
+std::optional<std::size_t> first_busy(Store& store, const AcquireRequest& request, const std::vector<LockKeys>& locks,
+                                      const std::vector<std::size_t>& order, std::size_t from,
+                                      std::vector<std::size_t>& held, Taken& taken) noexcept {
+  for (std::size_t pos = from; pos < order.size(); ++pos) {
+    const auto index = order[pos];
+    AcquireRequest one = request;
+    one.keys = locks[index];
+    one.wait.reset();
+    try {
+      taken.results[index] = store.acquire(one, nullptr, {}, {});
+    } catch (const std::exception& e) {
+      log::debug("{} could not be tried either: {}", quote(locks[index].name), e.what());
+      continue;
+    }
+    if (!taken.results[index].acquired) {
+      return index;
+    }
+    held.push_back(index);
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 Taken acquire_all(Store& store, const AcquireRequest& request, const std::vector<LockKeys>& locks,
@@ -88,8 +117,11 @@ Taken acquire_all(Store& store, const AcquireRequest& request, const std::vector
       log::debug("cannot renew while waiting for {}: {}", quote(*awaited), e.what());
     }
   };
+  const auto order = take_order(locks);
+  std::size_t tried = 0; // names of `order` tried so far
   try {
-    for (auto index : take_order(locks)) {
+    for (auto index : order) {
+      ++tried;
       AcquireRequest one = request;
       one.keys = locks[index];
       if (request.wait) {
@@ -124,6 +156,16 @@ Taken acquire_all(Store& store, const AcquireRequest& request, const std::vector
                    "while the others were awaited");
       }
     }
+  } catch (const RedisError& e) {
+    if (acquisition_unavailable(e.kind())) {
+      if (auto busy = first_busy(store, request, locks, order, tried, held, taken)) {
+        taken.busy = *busy;
+        undo(store, locks, held, request);
+        return taken;
+      }
+    }
+    undo(store, locks, held, request);
+    throw;
   } catch (...) {
     undo(store, locks, held, request);
     throw;
