@@ -12,7 +12,8 @@ PY=${PY:-$(python3 -c 'import sys;print(sys.executable)')}
 SEED=${EXPLORE_SEED:-$(date +%s)}
 SECS=${EXPLORE_SECONDS:-60}
 echo "explore: seed $SEED, ${SECS}s (again: EXPLORE_SEED=$SEED bash $0, or tests/chaos/explore --seed $SEED --seconds $SECS)"
-"$PY" "$(dirname "$0")/explore" --seconds "$SECS" --seed "$SEED" --rlock "$RLOCK" --shrink-seconds 30
+# (its servers run in TMPDIR: lib.sh's cleanup finds any left behind)
+TMPDIR=$TEST_TMP "$PY" "$(dirname "$0")/explore" --seconds "$SECS" --seed "$SEED" --rlock "$RLOCK" --shrink-seconds 30
 RC=$?
 check "explore: no violation in ${SECS}s of random schedules (seed $SEED)" test "$RC" = 0
 finish
