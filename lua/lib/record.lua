@@ -51,12 +51,10 @@ local function recorded_lease(record)
   return 30000
 end
 
--- Notes a renewal in the holder record, field `field` of the hash `key`: its
--- renewed_at_ms becomes now_ms (server time), written back in the same script
--- as the renewal (no extra round trip). A record that is absent, not a JSON
--- object, over 8 KiB or that cannot be written back is left as it is
--- (Redisson's holds have none).
-local function note_renewal(key, field, now_ms)
+-- Applies `change` to the record of field `field` of the hash `key` and writes
+-- it back; a record that is absent, not a JSON object, over 8 KiB or that
+-- cannot be encoded again is left as it is.
+local function update_record(key, field, change)
   local raw = redis.call('HGET', key, field)
   if not raw or string.sub(raw, 1, 1) ~= '{' then
     return
@@ -65,11 +63,22 @@ local function note_renewal(key, field, now_ms)
   if not record then
     return
   end
-  record.renewed_at_ms = now_ms
+  change(record)
   local ok, encoded = pcall(cjson.encode, record)
   if ok then
     redis.call('HSET', key, field, encoded)
   end
+end
+
+-- Notes a renewal in the holder record, field `field` of the hash `key`: its
+-- renewed_at_ms becomes now_ms (server time), written back in the same script
+-- as the renewal (no extra round trip). A record that is absent, not a JSON
+-- object, over 8 KiB or that cannot be written back is left as it is
+-- (Redisson's holds have none).
+local function note_renewal(key, field, now_ms)
+  update_record(key, field, function(record)
+    record.renewed_at_ms = now_ms
+  end)
 end
 
 -- A re-entry by a process that renews the hold (rlock run), in the same script
@@ -84,24 +93,14 @@ end
 -- that process ends), not a JSON object, over 8 KiB or that cannot be written
 -- back is left as it is. Uses the script local process_at.
 local function name_renewer(key, field, at, now_ms, lease)
-  local raw = redis.call('HGET', key, field)
-  if not raw or string.sub(raw, 1, 1) ~= '{' then
-    return
-  end
-  local record = decode_record(raw)
-  if not record then
-    return
-  end
-  record.host, record.pid, record.command, record.version = ARGV[at], tonumber(ARGV[at + 1]), ARGV[at + 2], ARGV[at + 3]
-  local boot, start = ARGV[process_at], tonumber(ARGV[process_at + 1] or '')
-  record.boot_id = (boot and boot ~= '') and boot or nil
-  record.start_ticks = start
-  if type(record.ttl_ms) ~= 'number' or not (record.ttl_ms >= lease) then
-    record.ttl_ms = lease
-  end
-  record.renewed_at_ms = now_ms
-  local ok, encoded = pcall(cjson.encode, record)
-  if ok then
-    redis.call('HSET', key, field, encoded)
-  end
+  update_record(key, field, function(record)
+    record.host, record.pid, record.command, record.version = ARGV[at], tonumber(ARGV[at + 1]), ARGV[at + 2], ARGV[at + 3]
+    local boot, start = ARGV[process_at], tonumber(ARGV[process_at + 1] or '')
+    record.boot_id = (boot and boot ~= '') and boot or nil
+    record.start_ticks = start
+    if type(record.ttl_ms) ~= 'number' or not (record.ttl_ms >= lease) then
+      record.ttl_ms = lease
+    end
+    record.renewed_at_ms = now_ms
+  end)
 end

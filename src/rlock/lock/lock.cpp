@@ -249,28 +249,7 @@ auto by_layout(Mode mode, Exclusive exclusive, ReadWrite read_write, Semaphore s
 } // namespace
 
 bool acquisition_unavailable(RedisErrorKind kind) {
-  switch (kind) {
-  case RedisErrorKind::connect:
-  case RedisErrorKind::timeout:
-  case RedisErrorKind::closed:
-  case RedisErrorKind::io:
-  case RedisErrorKind::loading:
-  case RedisErrorKind::busy:
-  case RedisErrorKind::readonly:
-  case RedisErrorKind::tryagain:
-  case RedisErrorKind::unsynced:
-  case RedisErrorKind::quorum:
-    return true;
-  case RedisErrorKind::protocol:
-  case RedisErrorKind::auth:
-  case RedisErrorKind::noscript:
-  case RedisErrorKind::moved:
-  case RedisErrorKind::ask:
-  case RedisErrorKind::oom:
-  case RedisErrorKind::server:
-    return false;
-  }
-  return false;
+  return unavailable_kind(kind);
 }
 
 namespace detail {

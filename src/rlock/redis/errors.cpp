@@ -7,7 +7,7 @@ namespace rlock {
 RedisError::RedisError(RedisErrorKind kind, const std::string& message)
     : Error(exit_code_for(kind), message), m_kind(kind) {}
 
-ExitCode exit_code_for(RedisErrorKind kind) {
+bool unavailable_kind(RedisErrorKind kind) {
   switch (kind) {
   case RedisErrorKind::connect:
   case RedisErrorKind::timeout:
@@ -19,12 +19,24 @@ ExitCode exit_code_for(RedisErrorKind kind) {
   case RedisErrorKind::tryagain:
   case RedisErrorKind::unsynced:
   case RedisErrorKind::quorum:
-    return ExitCode::unavailable;
+    return true;
+  case RedisErrorKind::protocol:
   case RedisErrorKind::auth:
-    return ExitCode::denied;
-  default:
-    return ExitCode::software;
+  case RedisErrorKind::noscript:
+  case RedisErrorKind::moved:
+  case RedisErrorKind::ask:
+  case RedisErrorKind::oom:
+  case RedisErrorKind::server:
+    return false;
   }
+  return false;
+}
+
+ExitCode exit_code_for(RedisErrorKind kind) {
+  if (unavailable_kind(kind)) {
+    return ExitCode::unavailable;
+  }
+  return kind == RedisErrorKind::auth ? ExitCode::denied : ExitCode::software;
 }
 
 namespace {

@@ -46,6 +46,10 @@ private:
 // one. The single place where reply error prefixes are interpreted.
 RedisError error_from_reply(std::string_view reply_text);
 
+// Whether a kind means Redis cannot be reached or cannot answer now (no
+// connection, a timeout, loading, read-only, no quorum...): exit 69.
+bool unavailable_kind(RedisErrorKind kind);
+
 // Exit code for a RedisErrorKind.
 ExitCode exit_code_for(RedisErrorKind kind);
 
