@@ -47,6 +47,9 @@
 -- ARGV[10] give-up window in ms: a waiter's give-up time is now + this
 -- ARGV[11] the host's boot id  ARGV[12] the holder process's start time (clock
 --         ticks after boot), for force-unlock --if-dead (either '' or absent: not recorded)
+-- ARGV[13] '1': the process will renew the hold (rlock run): a re-entry makes
+--         the record name it (lib/record.lua name_renewer); else, or absent, a
+--         re-entry leaves the record as it is
 --
 -- Returns {1, count, fence, lease_ms}        acquired (fresh, or a resend of it)
 --         {2, count, fence, lease_ms}        re-entered (or a resend of it)
@@ -199,7 +202,7 @@ elseif kind ~= 'hash' then
   answer = {0, '', redis.call('PTTL', name), kind, false}
 else
   local taken
-  answer, taken = attempt_held()
+  answer, taken = attempt_held(ARGV[13] == '1')
   if taken then
     return answer
   end

@@ -85,6 +85,23 @@ r acquire RE -n
 expect_rc 75 "an intruder cannot take RE"
 check "the run ends 0, never having lost RE" wait_until 15 bg_done "$TEST_TMP/re"
 check "... exit 0 (got $(bg_rc "$TEST_TMP/re"))" test "$(bg_rc "$TEST_TMP/re")" = 0
+# Before the run's first renewal (TTL 30s: due in 10s) only the record can
+# tell: the re-entry itself must name the run, in each exclusive layout. (The
+# explorer found --fair left out: "pid ... is gone", removed.)
+for mode in plain --fair; do
+  flag=${mode#plain}
+  ren=RN${flag:+F}
+  tok=$(bash -c '"$1" acquire $2 "$3"; true' _ "$RLOCK" "$flag" "$ren")
+  BG_ENV=(RLOCK_OWNER="$tok")
+  bg "$TEST_TMP/rn$mode" run $flag --ttl 30s "$ren" -- sleep 3
+  BG_ENV=()
+  check "$mode: the run re-entered $ren" wait_until 5 eval '[ "$(rcli HGET "$ren" "$tok")" = 2 ]'
+  r force-unlock --if-dead "$ren"
+  expect_rc 1 "$mode: --if-dead refuses a lock re-entered by a run, before its first renewal"
+  check "$mode: $ren stays" key_there "$ren"
+  check "$mode: the run ends 0" wait_until 10 bg_done "$TEST_TMP/rn$mode"
+  check "$mode: ... exit 0 (got $(bg_rc "$TEST_TMP/rn$mode"))" test "$(bg_rc "$TEST_TMP/rn$mode")" = 0
+done
 # The judgement alone (a record naming a dead process, renewed just now with
 # a lease still running) refuses too.
 put_lock renewed "{\"host\":\"$HOST\",\"boot_id\":\"$BOOT\",\"pid\":$dead_pid,\"ttl_ms\":60000,\"renewed_at_ms\":$(( $(date +%s%3N) - 1000 ))}"

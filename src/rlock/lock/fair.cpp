@@ -29,15 +29,16 @@ AcquireResult fair_try_acquire(redis::Client& client, const AcquireRequest& requ
   // A resend only makes the true send time later, so this bound stays on the safe side.
   TimePoint sent_at = Clock::now();
   const auto& keys = request.keys;
+  auto args = with_process({request.owner, ms(request.lease), request.own_token ? "1" : "0",
+                            ms(scope.policy.latch_lifetime()), request.info.host, std::to_string(request.info.pid),
+                            request.info.command, RLOCK_VERSION, join_queue ? "1" : "0", ms(k_give_up_window)},
+                           request.info);
+  args.push_back(request.renews ? "1" : "0"); // a re-entry by run names it in the record, as acquire.lua
   auto answer = run_script(
       client, scope, scripts::fair_acquire,
       {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id), keys.queue, keys.queue_timeouts,
        keys.waiters},
-      with_process({request.owner, ms(request.lease), request.own_token ? "1" : "0",
-                    ms(scope.policy.latch_lifetime()), request.info.host, std::to_string(request.info.pid),
-                    request.info.command, RLOCK_VERSION, join_queue ? "1" : "0", ms(k_give_up_window)},
-                   request.info),
-      request.sync);
+      args, request.sync);
   AcquireResult result = decode_acquire(client, request, answer, sent_at);
   if (!result.acquired && join_queue) {
     result.retry_after = k_refresh_every; // keeps the place: the give-up time moves on at each attempt
