@@ -8,7 +8,6 @@
 # and a failure prints the schedule, its shrunk steps and a replay command.
 #   EXPLORE_SEED=S EXPLORE_SECONDS=N bash tests/chaos/test_chaos_explore.sh
 . "$(dirname "$0")/../integration/lib.sh"
-PY=${PY:-$(python3 -c 'import sys;print(sys.executable)')}
 SEED=${EXPLORE_SEED:-$(date +%s)}
 SECS=${EXPLORE_SECONDS:-60}
 echo "explore: seed $SEED, ${SECS}s (again: EXPLORE_SEED=$SEED bash $0, or tests/chaos/explore --seed $SEED --seconds $SECS)"

@@ -7,7 +7,6 @@
 # other, Redisson's own scripts counting against rlock (and waking it), and a
 # run whose permit is removed being stopped (76).
 . "$(dirname "$0")/lib.sh"
-PY=${PY:-$(python3 -c 'import sys;print(sys.executable)')}
 . "$(dirname "$0")/run_helpers/common.sh"
 start_redis
 

@@ -7,7 +7,6 @@
 # released, exit 76.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/run_helpers/common.sh"
-PY=${PY:-$(python3 -c 'import sys;print(sys.executable)')}
 start_redis
 
 owner_of() { rcli HKEYS "$1" | grep -v '^rlock:meta$' | head -n1; }

@@ -8,7 +8,6 @@
 # the same over 5 masters (busy from 1, 2 paused, 2 down).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/topology.sh"
-PY=${PY:-$(python3 -c 'import sys;print(sys.executable)')}
 TO=(--connect-timeout 500ms --io-timeout 500ms)
 
 start_masters 3 # 0=A 1=B 2=D

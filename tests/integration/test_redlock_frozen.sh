@@ -9,7 +9,6 @@
 # undo: 2 masters granted, so the undo must run there (Q gone from both).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/topology.sh"
-PY=${PY:-$(python3 -c 'import sys;print(sys.executable)')}
 
 start_masters 5
 U=()

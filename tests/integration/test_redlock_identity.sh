@@ -9,7 +9,6 @@
 # Also: `doctor` no longer says of each Redlock master "one server holds every lock".
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/topology.sh"
-PY=${PY:-$(python3 -c 'import sys;print(sys.executable)')}
 TO=(--connect-timeout 500ms --io-timeout 500ms)
 
 start_masters 2

@@ -5,7 +5,6 @@
 # by what is left of the lease, none once the lease may have expired.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/run_helpers/common.sh"
-PY=${PY:-$(python3 -c 'import sys;print(sys.executable)')}
 
 TTL_MS=1500
 KILL_AFTER_MS=1000
