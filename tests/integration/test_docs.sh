@@ -27,7 +27,11 @@ complete_words() {
   bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _rlock; echo "${COMPREPLY[*]}"' _ "$BASHC" "$@"
 }
 has_words() { local got=" $1 " w; shift; for w in "$@"; do [[ $got == *" $w "* ]] || return 1; done; }
-check "bash completes the subcommands" has_words "$(complete_words rlock '')" acquire release renew status force-unlock run
+# The subcommands, from the binary's own table (the "Subcommands:" part of
+# --help), never a list written here.
+subcommands=$("$RLOCK" --help | sed -n '/^Subcommands:/,/^$/p' | grep -oE '^  [a-z][a-z-]*' | tr -d ' ')
+check "rlock --help lists the subcommands (got: $(tr '\n' ' ' <<<"$subcommands"))" test -n "$subcommands"
+check "bash completes the subcommands" has_words "$(complete_words rlock '')" $subcommands
 check "bash completes run's flags" has_words "$(complete_words rlock run --)" --ttl --on-lost --kill-after --hold-min --max-hold
 check "bash completes --on-lost values" has_words "$(complete_words rlock run X --on-lost '')" term kill ignore
 check "bash completes acquire's flags after a global flag" has_words "$(complete_words rlock -u redis://x acquire --)" --ttl --wait --owner
@@ -45,7 +49,7 @@ in_list() { grep -qxF -- "$1" <<<"$2"; }
 
 known=""
 offered=""
-for sub in "" acquire release renew status force-unlock run doctor; do
+for sub in "" $subcommands; do
   help=$("$RLOCK" $sub --help 2>&1)
   known+=$(help_options <<<"$help")$'\n'
   for flag in $(grep -oE -- '--[a-z][a-z-]+' <<<"$help" | sort -u); do

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cctype>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -20,9 +21,14 @@ rlock::cli::Invocation parse(std::vector<const char*> args) {
   REQUIRE(result.invocation);
   return *result.invocation;
 }
-void usage_error(std::vector<const char*> args) {
+// A usage error whose message says `reason` (not just any UsageError: the
+// one this mistake should give).
+void usage_error(std::vector<const char*> args, std::string_view reason) {
   args.insert(args.begin(), "rlock");
-  CHECK_THROWS_AS(rlock::cli::parse(static_cast<int>(args.size()), args.data(), fake_env), rlock::UsageError);
+  CAPTURE(args.size() > 1 ? args[1] : "");
+  CAPTURE(reason);
+  CHECK_THROWS_WITH_AS(rlock::cli::parse(static_cast<int>(args.size()), args.data(), fake_env),
+                       doctest::Contains(std::string(reason).c_str()), rlock::UsageError);
 }
 std::string read(const std::string& path) {
   std::ifstream in(path);
@@ -55,7 +61,7 @@ TEST_CASE("global options go before or after the subcommand") {
 
 TEST_CASE("owner from RLOCK_OWNER; release needs one") {
   g_env.clear();
-  usage_error({"release", "L"});
+  usage_error({"release", "L"}, "release: which owner? give --owner TOKEN (printed by acquire) or set");
   g_env["RLOCK_OWNER"] = "tok";
   CHECK(parse({"release", "L"}).owner == "tok");
   CHECK(parse({"release", "L", "--owner", "other"}).owner == "other");
@@ -63,29 +69,29 @@ TEST_CASE("owner from RLOCK_OWNER; release needs one") {
 
 TEST_CASE("usage errors") {
   g_env.clear();
-  usage_error({});
-  usage_error({"frobnicate"});
-  usage_error({"acquire"});
-  usage_error({"acquire", "L", "--bogus"});
-  usage_error({"acquire", "L", "-w", "1s", "-n"});
-  usage_error({"acquire", "L", "--ttl", "0"});
-  usage_error({"acquire", "", "--ttl", "1s"});
-  usage_error({"run", "L"});
-  usage_error({"run", "L", "true"});
-  usage_error({"run", "L", "--"});
-  usage_error({"run", "L", "--on-lost", "maybe", "--", "true"});
-  usage_error({"--tls-ca-file", "x", "status"});
-  usage_error({"-q", "-v", "status"});
-  usage_error({"-E", "300", "acquire", "L"});
-  usage_error({"status", "A", "--match", "x*"});
+  usage_error({}, "no command given (acquire, release, renew, status, force-unlock, run,");
+  usage_error({"frobnicate"}, "unknown command 'frobnicate' (acquire, release, renew, status,");
+  usage_error({"acquire"}, "acquire: NAME is required");
+  usage_error({"acquire", "L", "--bogus"}, "acquire: The following argument was not expected: --bogus");
+  usage_error({"acquire", "L", "-w", "1s", "-n"}, "acquire: --wait excludes --no-wait");
+  usage_error({"acquire", "L", "--ttl", "0"}, "--ttl: zero duration '0' (use e.g. 500ms, 30s, 5m, 1h30m, 1d)");
+  usage_error({"acquire", "", "--ttl", "1s"}, "NAME: empty value");
+  usage_error({"run", "L"}, "run: no command given (rlock run NAME -- CMD [ARG...])");
+  usage_error({"run", "L", "true"}, "run: no command given (rlock run NAME -- CMD [ARG...])");
+  usage_error({"run", "L", "--"}, "run: no command given (rlock run NAME -- CMD [ARG...])");
+  usage_error({"run", "L", "--on-lost", "maybe", "--", "true"}, "run: --on-lost: maybe not in {term,kill,ignore}");
+  usage_error({"--tls-ca-file", "x", "status"}, "--tls-ca-file: no URL uses TLS; TLS needs rediss://HOST[:PORT] or");
+  usage_error({"-q", "-v", "status"}, "--quiet and --verbose exclude each other");
+  usage_error({"-E", "300", "acquire", "L"}, "--conflict-exit-code: 300 is not an exit code (0-255)");
+  usage_error({"status", "A", "--match", "x*"}, "status: give lock names or --match, not both");
 }
 
 TEST_CASE("TLS options: flags, else RLOCK_TLS_*, only for TLS URLs") {
   g_env.clear();
   // A plain URL has no TLS options; a flag for it is a mistake, the variables are ignored.
   CHECK_FALSE(parse({"status"}).global.tls);
-  usage_error({"--tls-insecure", "status"});
-  usage_error({"-u", "redis://h:1", "--tls-server-name", "h", "status"});
+  usage_error({"--tls-insecure", "status"}, "--tls-insecure: no URL uses TLS; TLS needs rediss://HOST[:PORT] or");
+  usage_error({"-u", "redis://h:1", "--tls-server-name", "h", "status"}, "--tls-server-name: no URL uses TLS; TLS needs rediss://HOST[:PORT] or");
   g_env["RLOCK_TLS_CA_FILE"] = "/env/ca.pem";
   g_env["RLOCK_TLS_INSECURE"] = "1";
   CHECK_FALSE(parse({"-u", "redis://h:1", "status"}).global.tls);
@@ -118,11 +124,11 @@ TEST_CASE("TLS options: flags, else RLOCK_TLS_*, only for TLS URLs") {
   CHECK(parse({"-u", "redis://a:1", "-u", "rediss://b:1", "--tls-ca-file", "x", "status"}).global.tls);
 
   g_env.clear();
-  usage_error({"-u", "rediss://h:1", "--tls-cert", "c.pem", "status"}); // a certificate needs its key
-  usage_error({"-u", "rediss://h:1", "--tls-key", "k.pem", "status"});
-  usage_error({"-u", "rediss://h:1", "--tls-ca-file", "", "status"});
+  usage_error({"-u", "rediss://h:1", "--tls-cert", "c.pem", "status"}, "--tls-cert: a client certificate needs its key (--tls-key FILE or"); // a certificate needs its key
+  usage_error({"-u", "rediss://h:1", "--tls-key", "k.pem", "status"}, "--tls-key: a client key needs its certificate (--tls-cert FILE or");
+  usage_error({"-u", "rediss://h:1", "--tls-ca-file", "", "status"}, "--tls-ca-file: empty value");
   g_env["RLOCK_TLS_INSECURE"] = "maybe";
-  usage_error({"-u", "rediss://h:1", "status"});
+  usage_error({"-u", "rediss://h:1", "status"}, "RLOCK_TLS_INSECURE: 'maybe' is not 1 or 0");
   g_env.clear();
 }
 
@@ -154,6 +160,33 @@ TEST_CASE("help and version print and exit 0") {
   CHECK(!rlock::build_revision().empty());
 }
 
+// Whether `word` occurs in `text` as a whole token: not inside a longer name
+// ("run" in "running", "--wait" in "--wait-descendants"). Roff's font escapes
+// (\fB, \fI, \fR, \fP) count as spaces.
+static bool has_token(const std::string& text, std::string_view word) {
+  auto name_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; };
+  for (auto at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+    bool roff_before = at >= 3 && text[at - 3] == '\\' && text[at - 2] == 'f';
+    bool starts = at == 0 || roff_before || !name_char(text[at - 1]);
+    std::size_t end = at + word.size();
+    bool ends = end == text.size() || !name_char(text[end]);
+    if (starts && ends) {
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST_CASE("has_token: whole names only") {
+  CHECK(has_token("rlock run NAME", "run"));
+  CHECK_FALSE(has_token("while running", "run"));
+  CHECK_FALSE(has_token("--wait-descendants", "--wait"));
+  CHECK(has_token("[--wait DUR]", "--wait"));
+  CHECK(has_token("\\fBrun\\fR", "run"));
+  CHECK(has_token("-l ttl -d", "-l ttl"));
+  CHECK_FALSE(has_token("-l ttl-max", "-l ttl"));
+}
+
 TEST_CASE("man page and completions name every subcommand and long flag") {
   const char* src = std::getenv("RLOCK_SRC");
   std::string root = src ? src : RLOCK_SOURCE_DIR;
@@ -170,20 +203,20 @@ TEST_CASE("man page and completions name every subcommand and long flag") {
   REQUIRE(!fish.empty());
   for (const auto& sub : rlock::cli::subcommands()) {
     CAPTURE(sub.name);
-    CHECK(man.find(std::string(sub.name)) != std::string::npos);
-    CHECK(bash.find(std::string(sub.name)) != std::string::npos);
-    CHECK(zsh.find(std::string(sub.name)) != std::string::npos);
-    CHECK(fish.find(std::string(sub.name)) != std::string::npos);
-    CHECK(rlock::cli::help_text("").find(std::string(sub.name)) != std::string::npos);
+    CHECK(has_token(man, sub.name));
+    CHECK(has_token(bash, sub.name));
+    CHECK(has_token(zsh, sub.name));
+    CHECK(has_token(fish, sub.name));
+    CHECK(has_token(rlock::cli::help_text(""), sub.name));
   }
   for (const auto& flag : rlock::cli::all_long_flags()) {
     CAPTURE(flag);
-    CHECK(man.find(flag) != std::string::npos);
-    CHECK(bash.find(flag) != std::string::npos);
-    CHECK(zsh.find(flag) != std::string::npos);
+    CHECK(has_token(man, flag));
+    CHECK(has_token(bash, flag));
+    CHECK(has_token(zsh, flag));
     // fish names a long option without its dashes (`complete ... -l ttl`);
     // status --names is not offered, only called to list lock names.
-    CHECK(fish.find(flag == "--names" ? flag : "-l " + flag.substr(2) + " ") != std::string::npos);
+    CHECK(has_token(fish, flag == "--names" ? flag : "-l " + flag.substr(2)));
   }
 }
 
@@ -199,18 +232,18 @@ TEST_CASE("modes and several names") {
   CHECK(limited.names.size() == 2);
   CHECK(limited.child_argv == std::vector<std::string>{"true"});
   CHECK(parse({"acquire", "X"}).mode.mode == rlock::lock::Mode::exclusive);
-  usage_error({"acquire", "X", "-s", "--write"});
-  usage_error({"acquire", "X", "--limit", "0"});
-  usage_error({"acquire", "X", "--limit", "10001"});
-  usage_error({"acquire", "X", "--limit", "2x"});
-  usage_error({"acquire", "X", "Y", "X"});
-  usage_error({"run", "a,b", "c", "--", "true"});
-  usage_error({"-u", "redis://h1", "-u", "redis://h2", "acquire", "X", "--fair"});
+  usage_error({"acquire", "X", "-s", "--write"}, "acquire: --shared excludes --write");
+  usage_error({"acquire", "X", "--limit", "0"}, "--limit: '0' is not a number of holders from 1 to 10000");
+  usage_error({"acquire", "X", "--limit", "10001"}, "--limit: '10001' is not a number of holders from 1 to 10000");
+  usage_error({"acquire", "X", "--limit", "2x"}, "--limit: '2x' is not a number of holders from 1 to 10000");
+  usage_error({"acquire", "X", "Y", "X"}, "lock \"X\" is named twice");
+  usage_error({"run", "a,b", "c", "--", "true"}, "lock name \"a,b\" has a comma: with several names, RLOCK_NAME lists");
+  usage_error({"-u", "redis://h1", "-u", "redis://h2", "acquire", "X", "--fair"}, "--fair: modes need one deployment (a server, a Cluster or a Sentinel");
   CHECK(parse({"-u", "redis://h1", "-u", "redis://h2", "acquire", "X", "Y"}).names.size() == 2);
 }
 
 TEST_CASE("a reader's token cannot end with :write (it would name a writer's field)") {
-  usage_error({"acquire", "X", "-s", "--owner", "t:write"});
+  usage_error({"acquire", "X", "-s", "--owner", "t:write"}, "--owner: owner token \"t:write\" ends with ':write', which names a");
   CHECK(parse({"acquire", "X", "--write", "--owner", "t:write"}).owner == "t:write");
 }
 
@@ -223,7 +256,7 @@ TEST_CASE("at most 64 names at once; the help says NAME...") {
   for (const auto& name : names) {
     args.push_back(name.c_str());
   }
-  usage_error(args);
+  usage_error(args, "65 names given; at most 64 are taken at once");
   args.pop_back();
   CHECK(parse(args).names.size() == 64);
   CHECK(rlock::cli::help_text("run").find("NAME...") != std::string::npos);
@@ -242,10 +275,10 @@ TEST_CASE("status --watch [DUR]: the interval, 2s without one; a word after it i
   inv = parse({"status", "a", "--watch"});
   CHECK(inv.names == std::vector<std::string>{"a"});
   CHECK(parse({"status", "--watch=1m", "--match", "x*"}).watch == rlock::Millis(60'000));
-  usage_error({"status", "--watch", "50ms"}); // too short
-  usage_error({"status", "--watch", "5x"});   // a mistyped duration
-  usage_error({"status", "--watch=0"});
-  usage_error({"acquire", "A", "--watch"});
+  usage_error({"status", "--watch", "50ms"}, "--watch: 50ms is too short a redraw interval (at least 100ms)"); // too short
+  usage_error({"status", "--watch", "5x"}, "--watch: bad duration '5x' (use e.g. 500ms, 30s, 5m, 1h30m, 1d)");   // a mistyped duration
+  usage_error({"status", "--watch=0"}, "--watch: zero duration '0' (use e.g. 500ms, 30s, 5m, 1h30m, 1d)");
+  usage_error({"acquire", "A", "--watch"}, "acquire: The following argument was not expected: --watch");
 }
 
 TEST_CASE("run --once-per and --if-unavailable") {
@@ -259,24 +292,24 @@ TEST_CASE("run --once-per and --if-unavailable") {
   CHECK(parse({"run", "L", "--if-unavailable", "run", "--", "true"}).if_unavailable ==
         rlock::cli::IfUnavailable::run);
   CHECK(!parse({"run", "L", "--", "true"}).once_per);
-  usage_error({"run", "L", "--once-per", "0", "--", "true"});
-  usage_error({"run", "L", "--once-per", "-1s", "--", "true"});
-  usage_error({"run", "L", "--once-per", "soon", "--", "true"});
-  usage_error({"run", "L", "--once-per", "", "--", "true"});
-  usage_error({"run", "L", "--if-unavailable", "maybe", "--", "true"});
-  usage_error({"run", "L", "M", "--once-per", "1d", "--", "true"});
-  usage_error({"run", "L", "-s", "--once-per", "1d", "--", "true"});
-  usage_error({"run", "L", "--write", "--once-per", "1d", "--", "true"});
-  usage_error({"run", "L", "--limit", "2", "--once-per", "1d", "--", "true"});
-  usage_error({"-u", "redis://a:1", "-u", "redis://b:1", "run", "L", "--once-per", "1d", "--", "true"});
-  usage_error({"acquire", "L", "--once-per", "1d"});
-  usage_error({"status", "L", "--if-unavailable", "run"});
+  usage_error({"run", "L", "--once-per", "0", "--", "true"}, "--once-per: zero duration '0' (use e.g. 500ms, 30s, 5m, 1h30m, 1d)");
+  usage_error({"run", "L", "--once-per", "-1s", "--", "true"}, "--once-per: negative duration '-1s' (use e.g. 500ms, 30s, 5m, 1h30m,");
+  usage_error({"run", "L", "--once-per", "soon", "--", "true"}, "--once-per: bad duration 'soon' (use e.g. 500ms, 30s, 5m, 1h30m, 1d)");
+  usage_error({"run", "L", "--once-per", "", "--", "true"}, "--once-per: empty value");
+  usage_error({"run", "L", "--if-unavailable", "maybe", "--", "true"}, "run: --if-unavailable: maybe not in {fail,skip,run}");
+  usage_error({"run", "L", "M", "--once-per", "1d", "--", "true"}, "--once-per takes one NAME: the record of a done job is kept beside");
+  usage_error({"run", "L", "-s", "--once-per", "1d", "--", "true"}, "--once-per with --shared: a once-per-window job needs a plain or");
+  usage_error({"run", "L", "--write", "--once-per", "1d", "--", "true"}, "--once-per with --write: a once-per-window job needs a plain or");
+  usage_error({"run", "L", "--limit", "2", "--once-per", "1d", "--", "true"}, "--once-per with --limit: a once-per-window job needs a plain or");
+  usage_error({"-u", "redis://a:1", "-u", "redis://b:1", "run", "L", "--once-per", "1d", "--", "true"}, "--once-per takes one URL: a Redlock over several masters has no one");
+  usage_error({"acquire", "L", "--once-per", "1d"}, "acquire: The following argument was not expected: --once-per");
+  usage_error({"status", "L", "--if-unavailable", "run"}, "status: The following argument was not expected: --if-unavailable");
 }
 
 TEST_CASE("status --names: the completions' helper, hidden from --help") {
   CHECK(parse({"status", "--names"}).list_names);
   CHECK(parse({"status", "--names", "--match", "job-*"}).match == "job-*");
   CHECK_FALSE(parse({"status"}).list_names);
-  usage_error({"status", "X", "--names"});
+  usage_error({"status", "X", "--names"}, "status --names lists the locks found (all, or those of --match");
   CHECK(rlock::cli::help_text("status").find("--names") == std::string::npos);
 }
