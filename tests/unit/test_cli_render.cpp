@@ -87,7 +87,7 @@ TEST_CASE("a partial or unreadable record renders what it says, never throws") {
 }
 
 TEST_CASE("the busy phrase says what the record says, or that the holder is unknown") {
-  rlock::lock::Holder holder{"tok:1", "hash", Millis(1500), std::nullopt, ""};
+  rlock::lock::Holder holder{"tok:1", "hash", Millis(1500), std::nullopt};
   CHECK(rlock::cli::holder_phrase(holder) == "held by tok:1, 1.5s left");
   holder.record = rlock::lock::parse_holder_record(R"({"host":"h1","pid":42,"command":"x y"})");
   CHECK(rlock::cli::holder_phrase(holder) == R"(held by tok:1 on h1 (pid 42, "x y"), 1.5s left)");
@@ -104,7 +104,7 @@ TEST_CASE("status of each mode's layout: readers, permits and the fair queue") {
   rlock::lock::LockState rw;
   rw.name = "db";
   rw.type = "hash";
-  rw.mode = "read";
+  rw.layout = rlock::lock::Layout::read;
   rw.ttl = Millis(9'000);
   rw.owners = {{"r1", 2}, {"r2", 1}};
   rw.holders = {{"r1", 2, Millis(9'000), rlock::lock::parse_holder_record(R"({"host":"h1","pid":7})")},
@@ -122,7 +122,7 @@ TEST_CASE("status of each mode's layout: readers, permits and the fair queue") {
   rlock::lock::LockState sem;
   sem.name = "pool";
   sem.type = "string";
-  sem.mode = "semaphore";
+  sem.layout = rlock::lock::Layout::semaphore;
   sem.ttl = Millis(-1);
   sem.permits_free = 1;
   sem.holders = {{"p1", 1, Millis(2'500), std::nullopt}};
@@ -136,7 +136,7 @@ TEST_CASE("status of each mode's layout: readers, permits and the fair queue") {
   CHECK(rlock::cli::status_line(sem) == "pool: semaphore, no permit held, 1 free");
 
   auto fair = held_state();
-  fair.mode = "fair";
+  fair.layout = rlock::lock::Layout::fair;
   fair.record.reset();
   fair.waiters = {{"w1", Millis(7'000), rlock::lock::parse_holder_record(R"({"host":"h2","pid":9,"since_ms":1})"),
                    Millis(3'000)},
@@ -157,14 +157,14 @@ TEST_CASE("status kinds: rlock, redisson, fair, read-write, semaphore, foreign, 
   state.record.reset();
   CHECK(rlock::cli::lock_kind(state) == "redisson");
   CHECK(rlock::cli::status_line(state).ends_with(", no rlock record (a Redisson client's)"));
-  state.mode = "fair";
+  state.layout = rlock::lock::Layout::fair;
   CHECK(rlock::cli::lock_kind(state) == "fair");
-  state.mode = "write";
+  state.layout = rlock::lock::Layout::write;
   CHECK(rlock::cli::lock_kind(state) == "read-write");
-  state.mode = "semaphore";
+  state.layout = rlock::lock::Layout::semaphore;
   CHECK(rlock::cli::lock_kind(state) == "semaphore");
   CHECK(rlock::cli::status_json(state)["kind"] == "semaphore"); // even with no permit out
-  state.mode = "";
+  state.layout = rlock::lock::Layout::none;
   state.type = "string";
   CHECK(rlock::cli::lock_kind(state) == "foreign");
   state.type = "none";

@@ -19,7 +19,7 @@ rlock::lock::LockState rlock_state(std::string name, std::string command) {
   rlock::lock::LockState state;
   state.name = std::move(name);
   state.type = "hash";
-  state.mode = "exclusive";
+  state.layout = rlock::lock::Layout::exclusive;
   state.ttl = Millis(29'500);
   state.owners = {{"c2748426-bd31-4962-a861-5482375f0102:25006", 1}};
   state.server_now_ms = k_now;
@@ -91,7 +91,7 @@ TEST_CASE("status table: kinds and rows of every layout, and what has no column 
   rlock::lock::LockState redisson;
   redisson.name = "java";
   redisson.type = "hash";
-  redisson.mode = "exclusive";
+  redisson.layout = rlock::lock::Layout::exclusive;
   redisson.ttl = Millis(10'000);
   redisson.owners = {{"a0b1c2d3:57", 2}};
 
@@ -103,7 +103,7 @@ TEST_CASE("status table: kinds and rows of every layout, and what has no column 
   rlock::lock::LockState rw;
   rw.name = "rw";
   rw.type = "hash";
-  rw.mode = "read";
+  rw.layout = rlock::lock::Layout::read;
   rw.ttl = Millis(9'000);
   rw.owners = {{"r1", 1}, {"r2", 3}};
   rw.holders = {{"r1", 1, Millis(9'000), std::nullopt}, {"r2", 3, Millis(8'000), std::nullopt}};
@@ -111,12 +111,12 @@ TEST_CASE("status table: kinds and rows of every layout, and what has no column 
   rlock::lock::LockState sem;
   sem.name = "pool";
   sem.type = "string";
-  sem.mode = "semaphore";
+  sem.layout = rlock::lock::Layout::semaphore;
   sem.permits_free = 2;
   sem.holders = {{"p1", 1, Millis(4'000), std::nullopt}};
 
   rlock::lock::LockState fair = rlock_state("queue", "job");
-  fair.mode = "fair";
+  fair.layout = rlock::lock::Layout::fair;
   fair.waiters = {{"w1", Millis(7'000), std::nullopt, Millis(3'000)}, {"w2", std::nullopt, std::nullopt, std::nullopt}};
 
   rlock::lock::LockState free_state;
@@ -179,7 +179,7 @@ TEST_CASE("status: columns line up by display width with wide names") {
     LockState state;
     state.name = name;
     state.type = "hash";
-    state.mode = "exclusive";
+    state.layout = rlock::lock::Layout::exclusive;
     state.ttl = rlock::Millis(30'000);
     state.owners = {{"tok", 1}};
     states.push_back(state);

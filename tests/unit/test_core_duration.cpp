@@ -27,7 +27,7 @@ TEST_CASE("durations: bad values are usage errors naming the flag and the value"
       parse_duration(bad, "--wait");
       FAIL("accepted");
     } catch (const rlock::UsageError& e) {
-      CHECK(e.exit_code() == rlock::ExitCode::usage);
+      CHECK(e.outcome() == rlock::Outcome::usage);
       CHECK(std::string(e.what()).find("--wait") != std::string::npos);
     }
   }

@@ -35,7 +35,7 @@ const Finding& about(const std::vector<Finding>& findings, const std::string& ch
 
 bool any_unsafe(const std::vector<Finding>& findings) {
   return std::any_of(findings.begin(), findings.end(),
-                     [](const Finding& f) { return f.verdict == "unsafe"; });
+                     [](const Finding& f) { return f.verdict == rlock::lock::Verdict::unsafe; });
 }
 
 } // namespace
@@ -43,9 +43,9 @@ bool any_unsafe(const std::vector<Finding>& findings) {
 TEST_CASE("doctor: appendonly yes and noeviction pass") {
   auto findings = judge_server(healthy());
   CHECK_FALSE(any_unsafe(findings));
-  CHECK(about(findings, "eviction").verdict == "ok");
+  CHECK(about(findings, "eviction").verdict == rlock::lock::Verdict::ok);
   CHECK(about(findings, "persistence").setting == "appendonly yes");
-  CHECK(about(findings, "clock").verdict == "ok");
+  CHECK(about(findings, "clock").verdict == rlock::lock::Verdict::ok);
 }
 
 TEST_CASE("doctor: an eviction policy that can evict locks is unsafe") {
@@ -54,7 +54,7 @@ TEST_CASE("doctor: an eviction policy that can evict locks is unsafe") {
     facts.maxmemory_policy = policy;
     auto findings = judge_server(facts);
     const auto& f = about(findings, "eviction");
-    CHECK(f.verdict == "unsafe");
+    CHECK(f.verdict == rlock::lock::Verdict::unsafe);
     CHECK(f.setting == std::string("maxmemory-policy ") + policy);
   }
 }
@@ -63,21 +63,21 @@ TEST_CASE("doctor: no persistence is unsafe, snapshots only a warning") {
   auto facts = healthy();
   facts.save = "";
   facts.appendonly = "no";
-  CHECK(about(judge_server(facts), "persistence").verdict == "unsafe");
+  CHECK(about(judge_server(facts), "persistence").verdict == rlock::lock::Verdict::unsafe);
   facts.save = "3600 1";
-  CHECK(about(judge_server(facts), "persistence").verdict == "warning");
+  CHECK(about(judge_server(facts), "persistence").verdict == rlock::lock::Verdict::warning);
 }
 
 TEST_CASE("doctor: replicas without min-replicas-to-write, a far clock: warnings") {
   auto facts = healthy();
   facts.connected_replicas = 2;
-  CHECK(about(judge_server(facts), "replication").verdict == "warning");
+  CHECK(about(judge_server(facts), "replication").verdict == rlock::lock::Verdict::warning);
   facts.min_replicas_to_write = 1;
-  CHECK(about(judge_server(facts), "replication").verdict == "ok");
+  CHECK(about(judge_server(facts), "replication").verdict == rlock::lock::Verdict::ok);
   facts.clock_offset_ms = -5000;
   auto findings = judge_server(facts);
   const auto& clock = about(findings, "clock");
-  CHECK(clock.verdict == "warning");
+  CHECK(clock.verdict == rlock::lock::Verdict::warning);
   CHECK(clock.setting == "server clock -5000ms from this host's");
 }
 
@@ -97,23 +97,23 @@ TEST_CASE("doctor: what cannot be read is a warning that says why, never unsafe"
   CHECK_FALSE(any_unsafe(findings));
   CHECK(about(findings, "eviction").why.starts_with("cannot check maxmemory-policy: no permission"));
   CHECK(about(findings, "persistence").why.starts_with("cannot check persistence: no permission"));
-  CHECK(about(findings, "clock").verdict == "warning");
+  CHECK(about(findings, "clock").verdict == rlock::lock::Verdict::warning);
   CHECK(about(findings, "replication").why == "cannot check replicas: no permission (NOPERM info)");
-  CHECK(about(findings, "version").verdict == "warning");
+  CHECK(about(findings, "version").verdict == rlock::lock::Verdict::warning);
 }
 
 TEST_CASE("doctor: an old server or an unreachable Redlock master is unsafe") {
   auto facts = healthy();
   facts.version = "3.0.7";
-  CHECK(about(judge_server(facts), "version").verdict == "unsafe");
+  CHECK(about(judge_server(facts), "version").verdict == rlock::lock::Verdict::unsafe);
   facts.version = "3.2.0";
-  CHECK(about(judge_server(facts), "version").verdict == "ok");
+  CHECK(about(judge_server(facts), "version").verdict == rlock::lock::Verdict::ok);
   ServerFacts down;
   down.server = "redis://h:1";
   down.unreachable = "cannot connect: Connection refused";
   auto findings = judge_server(down);
   REQUIRE(findings.size() == 1);
-  CHECK(findings.front().verdict == "unsafe");
+  CHECK(findings.front().verdict == rlock::lock::Verdict::unsafe);
 }
 
 TEST_CASE("doctor: a Redlock master is one vote, not 'one server holds every lock'") {

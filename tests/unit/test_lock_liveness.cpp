@@ -18,7 +18,7 @@ LockState held(const std::string& raw) {
   LockState state;
   state.name = "job";
   state.type = "hash";
-  state.mode = "exclusive";
+  state.layout = rlock::lock::Layout::exclusive;
   state.ttl = rlock::Millis(30'000);
   state.owners = {{"tok", 1}};
   state.record_raw = raw;
@@ -85,19 +85,19 @@ TEST_CASE("liveness: another host or boot, no record, or no start time is no pro
 
 TEST_CASE("liveness: shared layouts, foreign keys and several owners are not judged") {
   auto state = held(k_record);
-  state.mode = "read";
+  state.layout = rlock::lock::Layout::read;
   CHECK_FALSE(judge_holder(state, k_here, nobody()).gone);
-  state.mode = "semaphore";
+  state.layout = rlock::lock::Layout::semaphore;
   CHECK_FALSE(judge_holder(state, k_here, nobody()).gone);
   state = held(k_record);
   state.type = "string";
-  state.mode = "";
+  state.layout = rlock::lock::Layout::none;
   CHECK_FALSE(judge_holder(state, k_here, nobody()).gone);
   state = held(k_record);
   state.owners.emplace_back("other", 1);
   CHECK_FALSE(judge_holder(state, k_here, nobody()).gone);
   state = held(k_record);
-  state.mode = "fair";
+  state.layout = rlock::lock::Layout::fair;
   CHECK(judge_holder(state, k_here, nobody()).gone);
 }
 

@@ -29,6 +29,6 @@ TEST_CASE("acquisition_unavailable agrees with the documented exit code 69 for e
   for (int k = 0; k <= static_cast<int>(RedisErrorKind::server); ++k) {
     auto kind = static_cast<RedisErrorKind>(k);
     CAPTURE(k);
-    CHECK(acquisition_unavailable(kind) == (rlock::exit_code_for(kind) == ExitCode::unavailable));
+    CHECK(acquisition_unavailable(kind) == (rlock::outcome_for(kind) == rlock::Outcome::unavailable));
   }
 }

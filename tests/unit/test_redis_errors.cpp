@@ -1,4 +1,5 @@
 #include <rlock/core/text.hpp>
+#include <rlock/cli/exit.hpp>
 #include <rlock/redis/errors.hpp>
 
 #include <doctest/doctest.h>
@@ -35,7 +36,7 @@ TEST_CASE("reply errors become typed errors with the contract's exit codes") {
     CAPTURE(c.reply);
     auto error = rlock::error_from_reply(c.reply);
     CHECK(error.kind() == c.kind);
-    CHECK(error.exit_code() == c.code);
+    CHECK(rlock::cli::exit_code(error, 75) == static_cast<int>(c.code));
     CHECK(std::string(error.what()) == c.reply);
   }
 }
@@ -48,7 +49,7 @@ TEST_CASE("a missing password says so and how to give one, whatever Redis's word
     CAPTURE(reply);
     auto error = rlock::error_from_reply(reply);
     CHECK(error.kind() == RedisErrorKind::auth);
-    CHECK(error.exit_code() == ExitCode::denied);
+    CHECK(rlock::cli::exit_code(error, 75) == static_cast<int>(ExitCode::denied));
     std::string message = error.what();
     CHECK(message.starts_with("NOAUTH"));
     CHECK(message.find("requires a password") != std::string::npos);
@@ -66,9 +67,9 @@ TEST_CASE("a missing password says so and how to give one, whatever Redis's word
 TEST_CASE("socket failures map to 69") {
   for (auto kind :
        {RedisErrorKind::connect, RedisErrorKind::timeout, RedisErrorKind::closed, RedisErrorKind::io}) {
-    CHECK(rlock::exit_code_for(kind) == ExitCode::unavailable);
+    CHECK(rlock::cli::exit_code(rlock::outcome_for(kind), 75) == static_cast<int>(ExitCode::unavailable));
   }
-  CHECK(rlock::exit_code_for(RedisErrorKind::protocol) == ExitCode::software);
+  CHECK(rlock::cli::exit_code(rlock::outcome_for(RedisErrorKind::protocol), 75) == static_cast<int>(ExitCode::software));
 }
 
 TEST_CASE("printable keeps messages on one line") {

@@ -26,7 +26,7 @@ std::string protocol_error(ReplyReader& reader, const std::string& bytes) {
     }
   } catch (const RedisError& e) {
     CHECK(e.kind() == RedisErrorKind::protocol);
-    CHECK(e.exit_code() == rlock::ExitCode::software);
+    CHECK(e.outcome() == rlock::Outcome::failed);
     return e.what();
   }
   return "";

@@ -13,11 +13,15 @@
 using rlock::redis::TlsOptions;
 
 namespace {
-// The message of the UsageError that making a context for `options` throws.
+// The message of the bad-setting error (exit 64, as a usage error) that
+// making a context for `options` throws.
 std::string usage_error_of(const TlsOptions& options) {
   try {
     rlock::redis::TlsContext context(options);
-  } catch (const rlock::UsageError& e) {
+  } catch (const rlock::Error& e) {
+    if (e.outcome() != rlock::Outcome::bad_setting) {
+      return std::string("(another error: ") + e.what() + ")";
+    }
     return e.what();
   }
   return "(no usage error)";

@@ -1,4 +1,5 @@
 #include <rlock/cli/commands.hpp>
+#include <rlock/cli/exit.hpp>
 #include <rlock/cli/render.hpp>
 #include <rlock/cli/secrets.hpp>
 #include <rlock/cli/table.hpp>
@@ -55,6 +56,14 @@ std::string absolute_path(const std::string& path) {
   return getcwd(cwd, sizeof cwd) != nullptr ? std::string(cwd) + "/" + path : path;
 }
 
+// A command line as the holder record keeps it: passwords redacted, at most
+// k_record_command bytes (then "...").
+constexpr std::size_t k_record_command = 200;
+std::string recorded_command(const std::string& command_line) {
+  std::string text = redact_command_line(command_line);
+  return text.size() > k_record_command ? text.substr(0, k_record_command) + "..." : text;
+}
+
 // The command line of process `pid`, NULs as spaces, for the holder record.
 std::string process_command(pid_t pid) {
   std::string text = read_proc(pid, "cmdline", 8192);
@@ -64,8 +73,7 @@ std::string process_command(pid_t pid) {
   for (auto& c : text) {
     c = c == '\0' ? ' ' : c;
   }
-  text = redact_command_line(text);
-  return text.size() > 200 ? text.substr(0, 200) + "..." : text;
+  return recorded_command(text);
 }
 
 // Who takes a lock, for its record: this host (and boot), process `pid` and
@@ -86,8 +94,6 @@ struct Context {
 };
 
 namespace {
-
-constexpr Millis k_default_ttl{30'000};
 
 // The terminal display while waiting: one line on stderr, rewritten in place.
 class WaitDisplay {
@@ -118,18 +124,19 @@ private:
                        {"type", holder.type},
                        {"ttl_ms", holder.ttl.count()},
                        {"holder_info", holder_json(holder.record)}};
-    if (!holder.mode.empty()) {
-      doc["held_as"] = holder.mode;
+    if (auto held_as = held_as_word(holder); !held_as.empty()) {
+      doc["held_as"] = held_as;
     }
     print_json(doc);
   }
   std::string why =
       inv.wait ? fmt::format("still busy after waiting {}", format_duration(*inv.wait)) : std::string("busy");
-  throw Error(static_cast<ExitCode>(inv.global.conflict_exit_code),
+  throw Error(Outcome::busy,
               fmt::format("{}{}: {}", ctx.locks.size() > 1 ? quote(name) + " " : "", why, holder_phrase(holder)));
 }
 
-std::string not_held_reason(lock::OwnerCheck check, const std::string& detail) {
+// Why release or renew did nothing (`layout`: for OwnerCheck::layout).
+std::string not_held_reason(lock::OwnerCheck check, const std::string& detail, lock::Layout layout) {
   switch (check) {
   case lock::OwnerCheck::missing:
     return "not held: no such lock (it expired or was released)";
@@ -139,11 +146,11 @@ std::string not_held_reason(lock::OwnerCheck check, const std::string& detail) {
     return fmt::format("not a lock: the key is a {}{}; left untouched", detail,
                        detail == "string" ? " (a --limit semaphore is released with --limit N)" : "");
   case lock::OwnerCheck::layout:
-    return fmt::format("not held in this mode: it is {}; {}", layout_phrase(detail),
-                       detail == "read"        ? "give -s"
-                       : detail == "write"     ? "give --write"
-                       : detail == "semaphore" ? "give --limit N"
-                                               : "give no mode flag");
+    return fmt::format("not held in this mode: it is {}; {}", layout_phrase(layout, detail),
+                       layout == lock::Layout::read        ? "give -s"
+                       : layout == lock::Layout::write     ? "give --write"
+                       : layout == lock::Layout::semaphore ? "give --limit N"
+                                                           : "give no mode flag");
   default:
     return "";
   }
@@ -170,7 +177,7 @@ lock::AcquireRequest lock_request(const Context& ctx, lock::HolderInfo info) {
   request.keys = ctx.locks.front();
   request.mode = inv.mode;
   request.owner = inv.owner.empty() ? random_owner_token() : inv.owner;
-  request.lease = inv.ttl.value_or(k_default_ttl);
+  request.lease = inv.ttl.value_or(k_default_lease);
   request.info = std::move(info);
   request.wait = inv.wait;
   request.own_token = inv.owner.empty();
@@ -234,9 +241,9 @@ int per_lock_outcome(const Context& ctx, const std::vector<Result>& results,
     }
   }
   const auto& result = results[failed];
-  throw Error(ExitCode::not_held,
+  throw Error(Outcome::not_held,
               fmt::format("{}{}", results.size() > 1 ? quote(ctx.locks[failed].name) + ": " : "",
-                          not_held_reason(result.check, result.detail)));
+                          not_held_reason(result.check, result.detail, result.layout)));
 }
 
 int cmd_acquire(Context& ctx) {
@@ -268,7 +275,7 @@ int cmd_acquire(Context& ctx) {
       nlohmann::json doc{{"name", ctx.locks[i].name},
                          {"acquired", true},
                          {"owner", request.owner},
-                         {"mode", lock::mode_name(inv.mode.mode)},
+                         {"mode", mode_word(inv.mode.mode)},
                          {"reentered", result.reentered},
                          {"count", result.count},
                          {"fence", result.fence},
@@ -406,7 +413,7 @@ int cmd_status(Context& ctx) {
     }
   }
   bool all_held = std::all_of(states.begin(), states.end(), [](const auto& state) { return state.held(); });
-  return inv.names.empty() || all_held ? 0 : static_cast<int>(ExitCode::not_held);
+  return inv.names.empty() || all_held ? 0 : exit_code(Outcome::lock_free, inv.global.conflict_exit_code);
 }
 
 // force-unlock --if-dead: judge the holder from its record, then remove the
@@ -441,7 +448,7 @@ int force_unlock_if_dead(Context& ctx, const lock::LockState& before) {
         {{"name", keys.name}, {"removed", removed}, {"reason", verdict.why}, {"was", status_json(before)}});
   }
   if (!removed) {
-    throw Error(ExitCode::not_held,
+    throw Error(before.held() ? Outcome::holder_alive : Outcome::nothing_removed,
                 before.held() ? fmt::format("not removed: {}", verdict.why) : verdict.why);
   }
   log::info("removed {}: {}", quote(keys.name), verdict.why);
@@ -459,7 +466,7 @@ int cmd_force_unlock(Context& ctx) {
     print_json({{"name", keys.name}, {"removed", removed.has_value()}, {"was", status_json(before.front())}});
   }
   if (!removed) {
-    throw Error(ExitCode::not_held, "nothing to remove: the lock is free");
+    throw Error(Outcome::nothing_removed, "nothing to remove: the lock is free");
   }
   auto was = status_line(before.front());
   log::info("removed {} ({})", quote(keys.name), was.substr(0, was.find('\n'))); // Redlock: the verdict line
@@ -476,7 +483,7 @@ int cmd_doctor(Context& ctx) {
     findings.insert(findings.end(), more.begin(), more.end());
   }
   bool unsafe = std::any_of(findings.begin(), findings.end(),
-                            [](const lock::Finding& finding) { return finding.verdict == "unsafe"; });
+                            [](const lock::Finding& finding) { return finding.verdict == lock::Verdict::unsafe; });
   if (ctx.inv.global.json) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& finding : findings) {
@@ -486,7 +493,7 @@ int cmd_doctor(Context& ctx) {
   } else {
     fmt::print("{}", doctor_text(findings));
   }
-  return unsafe ? static_cast<int>(ExitCode::not_held) : 0;
+  return unsafe ? exit_code(Outcome::unsafe_deployment, ctx.inv.global.conflict_exit_code) : 0;
 }
 
 // run --once-per, the lock just taken: when the job was done in the current
@@ -497,14 +504,7 @@ bool done_in_window(Context& ctx, const run::RunSpec& spec) {
   const auto& keys = ctx.locks.front();
   auto release = [&] {
     auto released = lock::release_all(*ctx.store, ctx.locks, inv.mode.mode, spec.request.owner, false);
-    if (released.errors.front()) {
-      try {
-        std::rethrow_exception(released.errors.front());
-      } catch (const std::exception& e) {
-        log::warning("{}: could not release {} (it expires by its lease): {}", ctx.label, quote(keys.name),
-                     e.what());
-      }
-    }
+    lock::warn_unreleased(ctx.label, ctx.locks, released);
   };
   lock::LockState state;
   try {
@@ -516,7 +516,7 @@ bool done_in_window(Context& ctx, const run::RunSpec& spec) {
   const long long length = inv.once_per->count();
   if (!state.server_now_ms) {
     release();
-    throw Error(ExitCode::software, "the server's answer to the once-per check has no time in it");
+    throw Error(Outcome::failed, "the server's answer to the once-per check has no time in it");
   }
   const long long now_ms = *state.server_now_ms;
   auto verdict = lock::judge_once(state.last_done, now_ms, length);
@@ -545,10 +545,7 @@ int cmd_run(Context& ctx) {
   for (const auto& arg : inv.child_argv) {
     command += (command.empty() ? "" : " ") + arg;
   }
-  command = redact_command_line(command);
-  if (command.size() > 200) {
-    command = command.substr(0, 200) + "...";
-  }
+  command = recorded_command(command);
   spec.request = lock_request(ctx, holder_info(getpid(), command));
   spec.locks = ctx.locks;
   spec.child_argv = inv.child_argv;
@@ -626,14 +623,33 @@ int cmd_run(Context& ctx) {
 
 namespace {
 constexpr Subcommand k_subcommands[] = {
-    {"acquire", "Take a lock (or re-enter it) and print the owner token", cmd_acquire, false, false},
-    {"release", "Release one level of a lock (or all with --all)", cmd_release, true, false},
-    {"renew", "Extend the lease of a lock you hold", cmd_renew, true, false},
-    {"status", "Show who holds locks, since when and for how long", cmd_status, false, false},
-    {"force-unlock", "Remove a lock whoever holds it (clears a dead holder)", cmd_force_unlock, false, false},
-    {"run", "Hold a lock while a command runs: acquire, renew, release", cmd_run, false, true},
-    {"doctor", "Check what threatens lock safety on the server(s): eviction, persistence...", cmd_doctor,
-     false, false},
+    {.name = "acquire",
+     .summary = "Take a lock (or re-enter it) and print the owner token",
+     .handler = cmd_acquire,
+     .takes_lock_names = true},
+    {.name = "release",
+     .summary = "Release one level of a lock (or all with --all)",
+     .handler = cmd_release,
+     .needs_owner = true,
+     .takes_lock_names = true},
+    {.name = "renew",
+     .summary = "Extend the lease of a lock you hold",
+     .handler = cmd_renew,
+     .needs_owner = true,
+     .takes_lock_names = true},
+    {.name = "status", .summary = "Show who holds locks, since when and for how long", .handler = cmd_status},
+    {.name = "force-unlock",
+     .summary = "Remove a lock whoever holds it (clears a dead holder)",
+     .handler = cmd_force_unlock,
+     .takes_lock_names = true},
+    {.name = "run",
+     .summary = "Hold a lock while a command runs: acquire, renew, release",
+     .handler = cmd_run,
+     .takes_command = true,
+     .takes_lock_names = true},
+    {.name = "doctor",
+     .summary = "Check what threatens lock safety on the server(s): eviction, persistence...",
+     .handler = cmd_doctor},
 };
 } // namespace
 
@@ -673,11 +689,11 @@ int execute(const Invocation& inv, std::string& context) {
   }
   redis::Timeouts timeouts{inv.global.connect_timeout, inv.global.io_timeout};
   if (endpoints.size() > 1) {
-    timeouts = lock::per_node_timeouts(timeouts, inv.ttl.value_or(k_default_ttl)); // Redlock
+    timeouts = lock::per_node_timeouts(timeouts, inv.ttl.value_or(k_default_lease)); // Redlock
   }
   auto store = lock::make_store(endpoints, timeouts);
   std::vector<lock::LockKeys> locks;
-  if (inv.sub->name != "status") {
+  if (inv.sub->takes_lock_names) {
     for (const auto& name : inv.names) {
       locks.push_back(lock::keys_for(name));
     }
@@ -697,6 +713,7 @@ constexpr Millis k_final_flush{1000};
 
 int main_unflushed(int argc, char** argv) {
   std::string context;
+  int conflict_exit_code = k_default_conflict_exit_code; // -E's, once parsed
   try {
     auto parsed = parse(argc, argv, getenv_wrapper);
     scrub_argv(argc, argv); // parsed: the password is in rlock's memory now
@@ -705,6 +722,7 @@ int main_unflushed(int argc, char** argv) {
       return parsed.exit_code;
     }
     log::g_level = parsed.invocation->global.level;
+    conflict_exit_code = parsed.invocation->global.conflict_exit_code;
     if (parsed.invocation->global.password_in_argv) {
       // As redis-cli -a warns (its --no-auth-warning is our -q): scrubbing argv
       // after start does not cover shell history, audit logs or the moment
@@ -720,10 +738,10 @@ int main_unflushed(int argc, char** argv) {
     } else {
       log::error("{}: {}", context, e.what());
     }
-    return static_cast<int>(e.exit_code());
+    return exit_code(e, conflict_exit_code);
   } catch (const std::exception& e) {
     log::error("{}{}internal error: {}", context, context.empty() ? "" : ": ", e.what());
-    return static_cast<int>(ExitCode::software);
+    return exit_code(Outcome::failed, conflict_exit_code);
   }
 }
 

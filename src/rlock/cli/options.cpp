@@ -1,4 +1,5 @@
 #include <rlock/cli/options.hpp>
+#include <rlock/cli/render.hpp>
 #include <rlock/core/errors.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/core/version.hpp>
@@ -23,14 +24,14 @@ namespace {
 struct Raw {
   std::vector<std::string> urls;
   std::string password_file;
-  std::string connect_timeout = "2s";
-  std::string io_timeout = "2s";
+  std::string connect_timeout = format_duration(k_default_connect_timeout);
+  std::string io_timeout = format_duration(k_default_io_timeout);
   std::string tls_ca_file, tls_cert, tls_key, tls_server_name;
   bool tls_insecure = false;
   bool json = false;
   bool quiet = false;
   bool verbose = false;
-  int conflict_exit_code = 75;
+  int conflict_exit_code = k_default_conflict_exit_code;
   std::string sync_replicas;
 
   std::vector<std::string> names;
@@ -41,10 +42,10 @@ struct Raw {
   bool all = false;
   bool if_dead = false;
   std::string match;
-  std::string watch; // "" unless --watch was given ("2s" when given without DUR)
+  std::string watch; // "" unless --watch was given (k_default_watch when given without DUR)
   bool list_names = false;
   std::string on_lost = "term";
-  std::string kill_after = "10s";
+  std::string kill_after = format_duration(k_default_kill_after);
   std::string hold_min;
   std::string max_hold;
   bool wait_descendants = false;
@@ -61,19 +62,30 @@ constexpr int k_max_names = 64;
 // --limit N: at most this many permits.
 constexpr long long k_max_limit = 10'000;
 
-// status --watch without DUR, and the shortest DUR it takes.
-constexpr std::string_view k_default_watch = "2s";
+// status --watch: the shortest DUR it takes (without DUR: k_default_watch).
 constexpr Millis k_min_watch{100};
 
 // The shortest lease `run` accepts: renewals every TTL/3 must fit round trips
 // and scheduling delays with room to spare.
 constexpr Millis k_min_run_ttl{500};
 
-const char* k_footer = "Durations: 500ms, 30s, 5m, 2h, 1h30m, 1d, or seconds (0.5).\n"
-                       "Exit status: 0 ok, 1 not held, 64 usage, 69 Redis unavailable, 70 internal, 75 busy\n"
-                       "(-E), 76 lock lost (while CMD ran, or while waiting for more names), 77 auth\n"
-                       "denied; run exits with CMD's status.\n"
-                       "See rlock(1) for the data format, the environment and safety notes.";
+// The help's footer: the exit codes from ExitCode itself.
+std::string footer() {
+  auto code = [](ExitCode exit) { return static_cast<int>(exit); };
+  return fmt::format("Durations: 500ms, 30s, 5m, 2h, 1h30m, 1d, or seconds (0.5).\n"
+                     "Exit status: {} ok, {} not held, {} usage, {} Redis unavailable, {} internal, {} busy\n"
+                     "(-E), {} lock lost (while CMD ran, or while waiting for more names), {} auth\n"
+                     "denied; run exits with CMD's status.\n"
+                     "See rlock(1) for the data format, the environment and safety notes.",
+                     code(ExitCode::ok), code(ExitCode::not_held), code(ExitCode::usage),
+                     code(ExitCode::unavailable), code(ExitCode::software), code(ExitCode::busy),
+                     code(ExitCode::lost), code(ExitCode::denied));
+}
+
+// "(default 30s)" for a help line.
+std::string default_of(Millis value) {
+  return fmt::format("(default {})", format_duration(value));
+}
 
 struct App {
   CLI::App app{"rlock: distributed locks in Redis for shell scripts, cron and CI, "
@@ -124,7 +136,7 @@ std::unique_ptr<App> make_app() {
                        "Print the version and the git revision it was built from (with --json: as JSON)");
   app.require_subcommand(1);
   app.fallthrough();
-  app.footer(k_footer);
+  app.footer(footer());
   app.get_formatter()->column_width(32);
 
   app.add_option("-u,--url", raw.urls,
@@ -137,8 +149,10 @@ std::unique_ptr<App> make_app() {
   app.add_option("--password-file", raw.password_file,
                  "Read the password from FILE (env RLOCK_PASSWORD, REDISCLI_AUTH)")
       ->type_name("FILE");
-  app.add_option("--connect-timeout", raw.connect_timeout, "Connect timeout (default 2s)")->type_name("DUR");
-  app.add_option("--io-timeout", raw.io_timeout, "Timeout of each request (default 2s)")->type_name("DUR");
+  app.add_option("--connect-timeout", raw.connect_timeout, "Connect timeout " + default_of(k_default_connect_timeout))
+      ->type_name("DUR");
+  app.add_option("--io-timeout", raw.io_timeout, "Timeout of each request " + default_of(k_default_io_timeout))
+      ->type_name("DUR");
   app.add_option("--sync-replicas", raw.sync_replicas,
                  "After acquire and each renewal, wait until N replicas have the lock, at most DUR "
                  "(default 1s); fewer: exit 69 (default: no wait)")
@@ -163,7 +177,8 @@ std::unique_ptr<App> make_app() {
   app.add_flag("-q,--quiet", raw.quiet, "No warnings or progress on stderr");
   app.add_flag("-v,--verbose", raw.verbose, "Log each Redis request and reply to stderr");
   app.add_option("-E,--conflict-exit-code", raw.conflict_exit_code,
-                 "Exit code when the lock is busy or the wait ran out (default 75)")
+                 fmt::format("Exit code when the lock is busy or the wait ran out (default {})",
+                             k_default_conflict_exit_code))
       ->type_name("N");
 
   for (const auto& sub : subcommands()) {
@@ -172,7 +187,7 @@ std::unique_ptr<App> make_app() {
 
   auto* acquire = a->subs["acquire"];
   acquire->add_option("NAME", raw.names, "Lock name (the Redis key); several: all or none")->required();
-  acquire->add_option("--ttl", raw.ttl, "Lease: the lock expires unless renewed (default 30s)")
+  acquire->add_option("--ttl", raw.ttl, "Lease: the lock expires unless renewed " + default_of(k_default_lease))
       ->type_name("DUR");
   add_wait_flags(acquire, raw);
   add_mode_flags(acquire, raw);
@@ -195,9 +210,10 @@ std::unique_ptr<App> make_app() {
   status->add_option("--match", raw.match, "Glob pattern of lock names to list (SCAN MATCH)")
       ->type_name("PATTERN");
   status->add_option("--watch", raw.watch,
-                     "Redraw every DUR (default 2s) until Ctrl-C; off a terminal, one snapshot per DUR")
+                     fmt::format("Redraw every DUR {} until Ctrl-C; off a terminal, one snapshot per DUR",
+                                 default_of(k_default_watch)))
       ->expected(0, 1)
-      ->default_str(std::string(k_default_watch))
+      ->default_str(format_duration(k_default_watch))
       ->option_text("[DUR]");
   // For the shell completions only, so hidden from --help (group ""): the names
   // of the locks found, one a line, nothing else (rlock(1), FILES).
@@ -214,7 +230,7 @@ std::unique_ptr<App> make_app() {
 
   auto* run = a->subs["run"];
   run->add_option("NAME", raw.names, "Lock name; several: all or none")->required();
-  run->add_option("--ttl", raw.ttl, "Lease, renewed every TTL/3 while CMD runs (default 30s)")
+  run->add_option("--ttl", raw.ttl, "Lease, renewed every TTL/3 while CMD runs " + default_of(k_default_lease))
       ->type_name("DUR");
   add_wait_flags(run, raw);
   add_mode_flags(run, raw);
@@ -223,7 +239,7 @@ std::unique_ptr<App> make_app() {
       ->type_name("POLICY")
       ->check(CLI::IsMember({"term", "kill", "ignore"}));
   run->add_option("--kill-after", raw.kill_after,
-                  "SIGKILL this long after SIGTERM when stopping CMD (default 10s)")
+                  "SIGKILL this long after SIGTERM when stopping CMD " + default_of(k_default_kill_after))
       ->type_name("DUR");
   run->add_option("--hold-min", raw.hold_min,
                   "Keep the lock until DUR after acquisition even if CMD ends sooner")
@@ -249,7 +265,7 @@ std::unique_ptr<App> make_app() {
                   "a TLS URL: RLOCK_TLS_* too; run without a lock by --if-unavailable run:\n"
                   "RLOCK_OWNER and RLOCK_FENCE empty, RLOCK_UNLOCKED=1).\n"
                   "rlock exits with CMD's status. A NAME that starts with '-': run -- -NAME -- CMD.\n\n") +
-      k_footer);
+      footer());
   return a;
 }
 
@@ -328,7 +344,7 @@ Millis watch_interval(const std::string& value, std::vector<std::string>& names)
       throw; // a mistyped duration, not a name
     }
     names.insert(names.begin(), value);
-    interval = parse_duration(k_default_watch, "--watch");
+    interval = k_default_watch;
   }
   if (interval < k_min_watch) {
     throw UsageError(fmt::format("--watch: {} is too short a redraw interval (at least {})", format_duration(interval),
@@ -448,10 +464,10 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   for (const auto& name : inv.names) {
     lock::keys_for(name); // throws a usage error for a bad name
   }
-  if (inv.names.size() > static_cast<std::size_t>(k_max_names) && inv.sub->name != "status") {
+  if (inv.names.size() > static_cast<std::size_t>(k_max_names) && inv.sub->takes_lock_names) {
     throw UsageError(fmt::format("{} names given; at most {} are taken at once", inv.names.size(), k_max_names));
   }
-  if (inv.names.size() > 1 && inv.sub->name != "status") {
+  if (inv.names.size() > 1 && inv.sub->takes_lock_names) {
     auto sorted = inv.names;
     std::sort(sorted.begin(), sorted.end());
     if (auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end()) {
@@ -469,7 +485,7 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   if (inv.mode.mode != lock::Mode::exclusive && g.urls.size() > 1) {
     throw UsageError(fmt::format("--{}: modes need one deployment (a server, a Cluster or a Sentinel primary); "
                                  "a Redlock over several masters takes exclusive locks only",
-                                 inv.mode.mode == lock::Mode::read ? "shared" : lock::mode_name(inv.mode.mode)));
+                                 mode_word(inv.mode.mode)));
   }
   inv.owner = raw.owner;
   if (inv.owner.empty()) {
@@ -531,7 +547,7 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
                 "completion is recorded only beside a plain lock's holder"
               : "--limit N lets N holders run it at once";
       throw UsageError(fmt::format("--once-per with --{}: a once-per-window job needs a plain or --fair lock; {}",
-                                   mode == lock::Mode::read ? "shared" : lock::mode_name(mode), why));
+                                   mode_word(mode), why));
     }
     if (g.urls.size() > 1) {
       throw UsageError("--once-per takes one URL: a Redlock over several masters has no one place for the "

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <rlock/cli/subcommands.hpp>
+#include <rlock/core/defaults.hpp>
 #include <rlock/core/duration.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/lock/mode.hpp>
@@ -17,11 +18,11 @@ namespace rlock::cli {
 struct GlobalOptions {
   std::vector<std::string> urls; // as given (flags or environment), never empty
   std::optional<std::string> password_file;
-  Millis connect_timeout{2000};
-  Millis io_timeout{2000};
+  Millis connect_timeout = k_default_connect_timeout;
+  Millis io_timeout = k_default_io_timeout;
   bool json = false;
   log::Level level = log::Level::normal;
-  int conflict_exit_code = 75;
+  int conflict_exit_code = k_default_conflict_exit_code;
   redis::SyncReplicas sync_replicas; // --sync-replicas; count 0: none
   // --tls-* (else RLOCK_TLS_*), for every URL that uses TLS; set only when
   // one does (rediss://, rediss-sentinel://).
@@ -46,7 +47,7 @@ struct Invocation {
   std::vector<std::string> names;      // NAME... (in the order given; no name twice)
   lock::ModeSpec mode;                 // MODE flags (acquire, release, renew, run)
   std::string owner;                   // --owner / RLOCK_OWNER; "" = none given
-  std::optional<Millis> ttl;           // --ttl; nullopt: 30s (acquire, run), the lock's own (renew)
+  std::optional<Millis> ttl;           // --ttl; nullopt: k_default_lease (acquire, run), the lock's own (renew)
   std::optional<Millis> wait;          // -w; nullopt = -n (do not wait)
   bool all = false;                    // release --all
   bool if_dead = false;                // force-unlock --if-dead
@@ -54,7 +55,7 @@ struct Invocation {
   std::optional<Millis> watch;         // status --watch: redraw interval
   bool list_names = false;             // status --names (hidden: for the completions)
   run::OnLost on_lost = run::OnLost::term; // run
-  Millis kill_after{10'000};           // run
+  Millis kill_after = k_default_kill_after; // run
   std::optional<Millis> hold_min;      // run
   std::optional<Millis> max_hold;      // run
   bool wait_descendants = false;       // run

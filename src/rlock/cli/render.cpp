@@ -49,20 +49,90 @@ template <class T> nlohmann::json or_null(const std::optional<T>& value) {
 
 } // namespace
 
-std::string layout_phrase(std::string_view layout) {
-  if (layout == "read") {
+std::string layout_word(lock::Layout layout, std::string_view other_word) {
+  switch (layout) {
+  case lock::Layout::none:
+    return "";
+  case lock::Layout::exclusive:
+    return "exclusive";
+  case lock::Layout::fair:
+    return "fair";
+  case lock::Layout::read:
+    return "read";
+  case lock::Layout::write:
+    return "write";
+  case lock::Layout::semaphore:
+    return "semaphore";
+  case lock::Layout::other:
+    break;
+  }
+  return std::string(other_word);
+}
+
+std::string mode_word(const lock::LockState& state) {
+  return layout_word(state.layout, state.mode_field);
+}
+
+std::string held_as_word(const lock::Holder& holder) {
+  return holder.queue_turn ? "queue" : layout_word(holder.layout, "?");
+}
+
+std::string_view mode_word(lock::Mode mode) {
+  switch (mode) {
+  case lock::Mode::exclusive:
+    return "exclusive";
+  case lock::Mode::fair:
+    return "fair";
+  case lock::Mode::read:
+    return "shared";
+  case lock::Mode::write:
+    return "write";
+  case lock::Mode::limit:
+    return "limit";
+  }
+  return "exclusive";
+}
+
+std::string_view verdict_word(lock::Verdict verdict) {
+  switch (verdict) {
+  case lock::Verdict::ok:
+    return "ok";
+  case lock::Verdict::warning:
+    return "warning";
+  case lock::Verdict::unsafe:
+    return "unsafe";
+  }
+  return "unsafe";
+}
+
+std::string answer_word(const lock::NodeAnswer& answer) {
+  switch (answer.kind) {
+  case lock::NodeAnswer::Kind::granted:
+    return "granted";
+  case lock::NodeAnswer::Kind::busy:
+    return "busy";
+  case lock::NodeAnswer::Kind::unreachable:
+    break;
+  }
+  return "unreachable: " + answer.detail;
+}
+
+std::string layout_phrase(lock::Layout layout, std::string_view other_word) {
+  switch (layout) {
+  case lock::Layout::read:
     return "a read-write lock held for reading (Redisson RReadWriteLock; take it with -s)";
-  }
-  if (layout == "write") {
+  case lock::Layout::write:
     return "a read-write lock held for writing (Redisson RReadWriteLock; take it with --write)";
-  }
-  if (layout == "semaphore") {
+  case lock::Layout::semaphore:
     return "a semaphore (Redisson RPermitExpirableSemaphore; take it with --limit N)";
-  }
-  if (layout == "exclusive" || layout == "fair") {
+  case lock::Layout::exclusive:
+  case lock::Layout::fair:
     return "a plain lock (Redisson RLock or RFairLock; take it with no mode flag, or --fair)";
+  case lock::Layout::none:
+  case lock::Layout::other:
+    break;
   }
-  return fmt::format("a lock of another kind ({})", printable(layout));
+  return fmt::format("a lock of another kind ({})", printable(layout_word(layout, other_word)));
 }
 
 std::string holder_phrase(const lock::Holder& holder) {
@@ -73,31 +143,31 @@ std::string holder_phrase(const lock::Holder& holder) {
     }
     return fmt::format("every permit is taken; the next lease to end is held{}, {}", who, ttl_phrase(holder.ttl));
   }
-  if (holder.writer_waiting && holder.mode == "write") {
+  if (holder.writer_waiting && holder.layout == lock::Layout::write) {
     // Free: only a waiting writer's intent keeps new readers out.
     std::string who = holder.owner.empty() ? std::string() : " (" + printable(holder.owner) + ")";
     return fmt::format("a writer is waiting for it{}: new readers wait behind it (its intent lapses in {} unless "
                        "it keeps waiting)",
                        who, format_duration(holder.ttl));
   }
-  if (holder.mode == "semaphore") {
+  if (holder.layout == lock::Layout::semaphore) {
     // A plain acquire found a --limit semaphore (acquire.lua says so).
     return "it is a semaphore held with --limit (Redisson RPermitExpirableSemaphore): take a permit with "
            "--limit N";
   }
-  if (holder.mode == "queue") {
+  if (holder.queue_turn) {
     std::string who = holder.owner.empty() ? std::string("an unknown waiter") : printable(holder.owner);
     if (holder.record && (holder.record->host || holder.record->pid)) {
       who += record_phrase(*holder.record);
     }
     return fmt::format("free, but fair waiters are queued: it is the turn of {}", who);
   }
-  if (!holder.mode.empty()) {
+  if (holder.layout != lock::Layout::none) {
     std::string who = holder.owner.empty() ? std::string("") : " by " + printable(holder.owner);
     if (holder.record) {
       who += record_phrase(*holder.record);
     }
-    return fmt::format("held as {}{}, {}", layout_phrase(holder.mode), who, ttl_phrase(holder.ttl));
+    return fmt::format("held as {}{}, {}", layout_phrase(holder.layout, "?"), who, ttl_phrase(holder.ttl));
   }
   if (holder.type != "hash" && !holder.type.empty()) {
     return fmt::format("held by a foreign {} key (not an rlock/Redisson lock{}), {}", holder.type,
@@ -162,10 +232,12 @@ std::string status_line(const lock::LockState& state) {
   return out;
 }
 
-nlohmann::json nodes_json(const std::vector<std::pair<std::string, std::string>>& answers) {
+nlohmann::json nodes_json(const std::vector<lock::NodeAnswer>& answers) {
   nlohmann::json nodes = nlohmann::json::array();
-  for (const auto& [url, answer] : answers) {
-    nodes.push_back({{"url", url}, {"granted", answer == "granted"}, {"answer", answer}});
+  for (const auto& answer : answers) {
+    nodes.push_back({{"url", answer.url},
+                     {"granted", answer.kind == lock::NodeAnswer::Kind::granted},
+                     {"answer", answer_word(answer)}});
   }
   return nodes;
 }
@@ -236,7 +308,7 @@ std::string waiters_phrase(const lock::LockState& state) {
 } // namespace
 
 std::string lock_kind(const lock::LockState& state) {
-  if (state.mode == "semaphore") {
+  if (state.layout == lock::Layout::semaphore) {
     return "semaphore";
   }
   if (!state.held()) {
@@ -245,10 +317,10 @@ std::string lock_kind(const lock::LockState& state) {
   if (state.type != "hash") {
     return "foreign";
   }
-  if (state.mode == "read" || state.mode == "write") {
+  if (state.layout == lock::Layout::read || state.layout == lock::Layout::write) {
     return "read-write";
   }
-  if (state.mode == "fair") {
+  if (state.layout == lock::Layout::fair) {
     return "fair";
   }
   return state.record ? "rlock" : "redisson";
@@ -258,7 +330,7 @@ namespace {
 
 std::string single_status_line(const lock::LockState& state) {
   std::string name = printable(state.name);
-  if (state.mode == "semaphore") {
+  if (state.layout == lock::Layout::semaphore) {
     std::string free = state.permits_free ? fmt::format(", {} free", *state.permits_free) : std::string();
     if (state.holders.empty()) {
       return fmt::format("{}: semaphore, no permit held{}", name, free);
@@ -269,8 +341,9 @@ std::string single_status_line(const lock::LockState& state) {
   if (!state.held()) {
     return fmt::format("{}: free", name);
   }
-  if ((state.mode == "read" || state.mode == "write") && state.complete) {
-    std::string out = fmt::format("{}: read-write lock held for {}", name, state.mode == "read" ? "reading" : "writing");
+  if ((state.layout == lock::Layout::read || state.layout == lock::Layout::write) && state.complete) {
+    std::string out = fmt::format("{}: read-write lock held for {}", name,
+                                  state.layout == lock::Layout::read ? "reading" : "writing");
     for (const auto& [owner, count] : state.owners) {
       if (owner.ends_with(":write")) {
         out += fmt::format(" by writer {} (count {})", printable(owner), count);
@@ -293,7 +366,7 @@ std::string single_status_line(const lock::LockState& state) {
   if (!state.complete) {
     return fmt::format("{}: a hash too big to be a lock (not read), {}", name, ttl_phrase(state.ttl));
   }
-  std::string out = fmt::format("{}: {}held", name, state.mode == "fair" ? "fair lock " : "");
+  std::string out = fmt::format("{}: {}held", name, state.layout == lock::Layout::fair ? "fair lock " : "");
   for (const auto& [owner, count] : state.owners) {
     out += fmt::format(" by {} (count {})", printable(owner), count);
   }
@@ -398,20 +471,21 @@ nlohmann::json status_json(const lock::LockState& state) {
   nlohmann::json out = {
       {"name", state.name},
       {"held", state.held()},
-      {"kind", state.held() || state.mode == "semaphore" ? nlohmann::json(lock_kind(state))
-                                                         : nlohmann::json(nullptr)},
+      {"kind", state.held() || state.layout == lock::Layout::semaphore ? nlohmann::json(lock_kind(state))
+                                                                        : nlohmann::json(nullptr)},
       {"type", state.held() ? nlohmann::json(state.type) : nlohmann::json(nullptr)},
-      {"foreign", state.held() && state.type != "hash" && state.mode != "semaphore"},
+      {"foreign", state.held() && state.type != "hash" && state.layout != lock::Layout::semaphore},
       {"ttl_ms", state.held() ? nlohmann::json(state.ttl.count()) : nlohmann::json(nullptr)},
       {"owners", owners},
       {"owner", state.owners.empty() ? nlohmann::json(nullptr) : nlohmann::json(state.owners.front().first)},
       {"count", state.owners.empty() ? 0 : state.owners.front().second},
       {"fence", state.record ? or_null(state.record->fence) : nlohmann::json(nullptr)},
       {"holder", holder_json(state.record)},
-      {"mode", state.mode.empty() ? nlohmann::json(nullptr) : nlohmann::json(state.mode)},
+      {"mode", mode_word(state).empty() ? nlohmann::json(nullptr) : nlohmann::json(mode_word(state))},
       {"server_time_ms", or_null(state.server_now_ms)},
   };
-  if (!state.holders.empty() || state.mode == "read" || state.mode == "write" || state.mode == "semaphore") {
+  if (!state.holders.empty() || state.layout == lock::Layout::read || state.layout == lock::Layout::write ||
+      state.layout == lock::Layout::semaphore) {
     nlohmann::json holders = nlohmann::json::array();
     for (const auto& holder : state.holders) {
       holders.push_back({{"owner", holder.owner},
@@ -457,9 +531,9 @@ std::string doctor_text(const std::vector<lock::Finding>& findings) {
   int unsafe = 0;
   int warnings = 0;
   for (const auto& finding : findings) {
-    unsafe += finding.verdict == "unsafe" ? 1 : 0;
-    warnings += finding.verdict == "warning" ? 1 : 0;
-    out += fmt::format("{:<7} {} {}: {}: {}\n", finding.verdict, finding.server, finding.check,
+    unsafe += finding.verdict == lock::Verdict::unsafe ? 1 : 0;
+    warnings += finding.verdict == lock::Verdict::warning ? 1 : 0;
+    out += fmt::format("{:<7} {} {}: {}: {}\n", verdict_word(finding.verdict), finding.server, finding.check,
                        finding.setting, finding.why);
   }
   out += unsafe > 0 ? fmt::format("{} unsafe, {} warning(s): locks on this deployment are not safe\n", unsafe,
@@ -472,7 +546,7 @@ nlohmann::json finding_json(const lock::Finding& finding) {
   return {{"server", finding.server},
           {"check", finding.check},
           {"setting", finding.setting},
-          {"verdict", finding.verdict},
+          {"verdict", verdict_word(finding.verdict)},
           {"why", finding.why}};
 }
 

@@ -19,9 +19,27 @@ std::string utc_time(long long epoch_ms);
 // nothing in it can be read).
 std::string holder_phrase(const lock::Holder& holder);
 
-// What a layout name from a script ("read", "write", "semaphore", "fair",
-// "exclusive") means: "a read-write lock held for reading"...
-std::string layout_phrase(std::string_view layout);
+// The words for the typed state (here only: code decides on the enums).
+// A layout: "exclusive", "fair", "read", "write", "semaphore"; "" for none,
+// `other_word` for Layout::other.
+std::string layout_word(lock::Layout layout, std::string_view other_word);
+// status --json's "mode" of a lock: its layout's word (other: the 'mode' field
+// as read); "" for none.
+std::string mode_word(const lock::LockState& state);
+// A busy answer's "held_as": the layout's word, "queue" for a fair waiter's
+// turn, "?" for other; "" when held in the layout asked for.
+std::string held_as_word(const lock::Holder& holder);
+// A mode flag's word: "exclusive", "fair", "shared", "write", "limit" (acquire
+// --json's "mode"; "--shared", "--limit" in messages).
+std::string_view mode_word(lock::Mode mode);
+// A doctor verdict: "ok", "warning", "unsafe".
+std::string_view verdict_word(lock::Verdict verdict);
+// A Redlock master's answer: "granted", "busy", "unreachable: why".
+std::string answer_word(const lock::NodeAnswer& answer);
+
+// What a layout means: "a read-write lock held for reading"... (other: "a
+// lock of another kind (`other_word`)").
+std::string layout_phrase(lock::Layout layout, std::string_view other_word);
 
 // What a lock is, for `status`: "rlock" (an RLock hash with rlock's record),
 // "redisson" (one without: a Redisson client's), "fair", "read-write",
@@ -60,7 +78,7 @@ nlohmann::json holder_json(const std::optional<lock::HolderRecord>& record);
 
 // Redlock: what each master answered to an acquisition, for --json:
 // [{"url", "granted", "answer"}].
-nlohmann::json nodes_json(const std::vector<std::pair<std::string, std::string>>& answers);
+nlohmann::json nodes_json(const std::vector<lock::NodeAnswer>& answers);
 
 // `doctor`'s findings for people: one line each ("VERDICT  SERVER  CHECK:
 // SETTING: why"), then a summary line.

@@ -10,14 +10,18 @@ struct Context; // what a handler works with (cli/commands.cpp)
 
 // One subcommand: the one table (ninja's kTools is the model) that parsing,
 // help, dispatch, error messages and the docs checks all read, so they cannot
-// drift. Adding a subcommand means adding a row here and its options in
-// options.cpp.
+// drift. Adding a subcommand means adding a row to k_subcommands
+// (commands.cpp, beside its handler), its options in options.cpp, and its docs.
 struct Subcommand {
   std::string_view name;
   std::string_view summary;
-  int (*handler)(Context&); // runs the parsed invocation; returns the exit status
-  bool needs_owner;         // release, renew: refuse to guess whose lock
-  bool takes_command;       // run: everything after "--" is CMD [ARG...]
+  int (*handler)(Context&) = nullptr; // runs the parsed invocation; returns the exit status
+  bool needs_owner = false;           // release, renew: refuse to guess whose lock
+  bool takes_command = false;         // run: everything after "--" is CMD [ARG...]
+  // Its NAMEs are locks it takes or changes: at most 64, each once, no comma,
+  // their keys made before the handler runs. False: names only shown
+  // (status), or none taken.
+  bool takes_lock_names = false;
 };
 
 // Every subcommand, in the order help lists them.

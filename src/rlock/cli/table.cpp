@@ -136,7 +136,7 @@ Row holder_row(const lock::LockState& state, std::string kind, const std::string
 }
 
 void add_rows(const lock::LockState& state, std::vector<Row>& rows) {
-  if (state.mode == "semaphore") {
+  if (state.layout == lock::Layout::semaphore) {
     for (const auto& permit : state.holders) {
       rows.push_back(holder_row(state, "permit", permit.owner, 1, permit.ttl, permit.record));
     }
@@ -170,7 +170,7 @@ void add_rows(const lock::LockState& state, std::vector<Row>& rows) {
     rows.push_back(std::move(row));
     return;
   }
-  if (state.mode == "read" || state.mode == "write") {
+  if (state.layout == lock::Layout::read || state.layout == lock::Layout::write) {
     const std::size_t before = rows.size();
     for (const auto& [owner, count] : state.owners) {
       if (owner.ends_with(":write")) {
@@ -183,11 +183,11 @@ void add_rows(const lock::LockState& state, std::vector<Row>& rows) {
       }
     }
     if (rows.size() == before) {
-      rows.push_back(holder_row(state, state.mode, "", 0, state.ttl, std::nullopt));
+      rows.push_back(holder_row(state, mode_word(state), "", 0, state.ttl, std::nullopt));
     }
     return;
   }
-  std::string kind = state.mode == "fair" ? "fair" : state.record ? "rlock" : "redisson";
+  std::string kind = state.layout == lock::Layout::fair ? "fair" : state.record ? "rlock" : "redisson";
   const auto& [owner, count] = state.owners.empty() ? std::pair<std::string, long long>() : state.owners.front();
   rows.push_back(holder_row(state, kind, owner, count, state.ttl, state.record));
 }
@@ -207,7 +207,7 @@ std::vector<std::string> notes_of(const lock::LockState& state) {
     }
     notes.push_back(std::move(line));
   }
-  if (state.mode == "semaphore" && state.permits_free) {
+  if (state.layout == lock::Layout::semaphore && state.permits_free) {
     notes.push_back(fmt::format("{}: {} permit{} free", name, *state.permits_free, *state.permits_free == 1 ? "" : "s"));
   }
   if (!state.nodes.empty()) {

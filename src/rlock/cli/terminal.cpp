@@ -68,7 +68,7 @@ bool write_all(std::string_view text) {
   if (errno == EPIPE) {
     return false;
   }
-  throw Error(ExitCode::software, fmt::format("cannot write to stdout: {}", std::strerror(errno)));
+  throw Error(Outcome::failed, fmt::format("cannot write to stdout: {}", std::strerror(errno)));
 }
 
 // Hides the cursor while it lives; shows it again however the watch ends.

@@ -35,9 +35,12 @@ std::string interruption(int signal) {
 } // namespace
 
 Interrupted::Interrupted(int signal)
-    : Error(static_cast<ExitCode>(128 + (signal == parent_death_signal() ? SIGKILL : signal)),
-            interruption(signal)),
+    : Error(Outcome::interrupted, interruption(signal)),
       m_signal(signal) {}
+
+int Interrupted::exit_signal() const {
+  return m_signal == parent_death_signal() ? SIGKILL : m_signal;
+}
 
 SignalFd::SignalFd(std::initializer_list<int> signals) {
   sigemptyset(&m_set);
@@ -47,7 +50,7 @@ SignalFd::SignalFd(std::initializer_list<int> signals) {
   pthread_sigmask(SIG_BLOCK, &m_set, nullptr);
   m_fd = signalfd(-1, &m_set, SFD_NONBLOCK | SFD_CLOEXEC);
   if (m_fd < 0) {
-    throw Error(ExitCode::software, fmt::format("signalfd: {}", std::strerror(errno)));
+    throw Error(Outcome::failed, fmt::format("signalfd: {}", std::strerror(errno)));
   }
 }
 

@@ -7,11 +7,14 @@
 
 namespace rlock {
 
-// A signal that ended a wait: exits 128+N (130 for SIGINT, 143 for SIGTERM).
+// A signal that ended a wait: exits 128+N (130 for SIGINT, 143 for SIGTERM;
+// the parent-death signal as SIGKILL), mapped by cli/exit.cpp.
 class Interrupted : public Error {
 public:
   explicit Interrupted(int signal);
   int signal() const { return m_signal; }
+  // The signal it counts as: SIGKILL for parent_death_signal(), else signal().
+  int exit_signal() const;
 
 private:
   int m_signal;

@@ -37,16 +37,15 @@ std::string optional_string(const redis::Reply& reply, std::size_t i);
 OwnerCheck owner_check(long long code);
 
 // The answer every acquire script gives (lua/*acquire.lua): {1|2, count, fence,
-// lease_ms} acquired (1) or re-entered (2), or the busy answer (decode_holder).
-// An acquisition that fewer replicas acknowledged than --sync-replicas asks is
-// undone and throws (undo_if_unsynced). A layout's own answers are the caller's
-// to handle first; retry_after is left to it.
-AcquireResult decode_acquire(redis::Client& client, const AcquireRequest& request,
-                             const redis::EvalReply& answer, TimePoint sent_at);
+// lease_ms} acquired (1) or re-entered (2), or the busy answer (decode_holder),
+// with the replicas that acknowledged it. Pure: the caller then calls
+// undo_if_unsynced. A layout's own answers are the caller's to handle first;
+// retry_after is left to it.
+AcquireResult decode_acquire(const redis::EvalReply& answer, TimePoint sent_at);
 
 // The answer every release script gives: {n} released, n levels still held (0:
 // this hold is gone); or owner_check's {-1}, {-2, holder}, {-3, type}, {-4,
-// layout}. Anything after n (a channel, a count) is the caller's.
+// layout} (decoded into `layout` too). Anything after n (a channel, a count) is the caller's.
 ReleaseResult decode_release(const redis::Reply& reply);
 
 // The answer every renew script gives: {1, lease_ms}, or owner_check's. A
@@ -65,10 +64,11 @@ void publish_again_if_sharded(redis::Client& client, const LockKeys& keys, const
 // "0 of 1 replicas acknowledged it within 1s (--sync-replicas)"
 std::string unsynced_phrase(long long acked, const redis::SyncReplicas& sync);
 
-// After an acquisition that fewer replicas acknowledged than --sync-replicas
-// asks: undoes it (one level, owner-checked, through lock::release with the
-// request's mode) and throws RedisError(unsynced). Returns when nothing is to do.
-void undo_if_unsynced(redis::Client& client, const AcquireRequest& request, long long acked);
+// After an acquisition (`result`, from decode_acquire) that fewer replicas
+// acknowledged than --sync-replicas asks: undoes it (one level, owner-checked,
+// through lock::release with the request's mode) and throws
+// RedisError(unsynced). Returns when nothing is to do (busy, or synced enough).
+void undo_if_unsynced(redis::Client& client, const AcquireRequest& request, const AcquireResult& result);
 
 // The busy answer shared by every acquire script: {0, holder, pttl, type, meta, mode}
 // (meta: a raw holder record, '' or false; mode: the layout it is held in when

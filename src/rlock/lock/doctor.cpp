@@ -48,16 +48,16 @@ long long wall_ms() {
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
-Finding finding(const ServerFacts& facts, std::string check, std::string setting, std::string verdict,
+Finding finding(const ServerFacts& facts, std::string check, std::string setting, Verdict verdict,
                 std::string why) {
-  return Finding{facts.server, std::move(check), std::move(setting), std::move(verdict), std::move(why)};
+  return Finding{facts.server, std::move(check), std::move(setting), verdict, std::move(why)};
 }
 
 // A fact that could not be read: a warning that says why (`error`, else that
 // `source` gave nothing).
 Finding cannot_check(const ServerFacts& facts, std::string check, std::string setting, std::string_view what,
                      const std::string& error, std::string_view source) {
-  return finding(facts, std::move(check), std::move(setting), "warning",
+  return finding(facts, std::move(check), std::move(setting), Verdict::warning,
                  fmt::format("cannot check {}: {}", what,
                              error.empty() ? fmt::format("{} says nothing", source) : error));
 }
@@ -145,12 +145,12 @@ std::vector<Finding> judge_server(const ServerFacts& facts) {
   std::vector<Finding> out;
   if (!facts.unreachable.empty()) {
     out.push_back(
-        finding(facts, "reachable", "connection", "unsafe",
+        finding(facts, "reachable", "connection", Verdict::unsafe,
                 fmt::format("cannot reach it: {}; its locks cannot be taken or checked", facts.unreachable)));
     return out;
   }
   out.push_back(
-      finding(facts, "topology", facts.topology, "ok",
+      finding(facts, "topology", facts.topology, Verdict::ok,
               facts.topology.starts_with("cluster")
                   ? "each lock lives on its hash slot's primary; a failover keeps what reached the replica"
               : facts.topology.starts_with("sentinel")
@@ -166,15 +166,15 @@ std::vector<Finding> judge_server(const ServerFacts& facts) {
   } else {
     auto [major, minor] = version_of(facts.version);
     if (major < 3 || (major == 3 && minor < 2)) {
-      out.push_back(finding(facts, "version", "redis_version " + facts.version, "unsafe",
+      out.push_back(finding(facts, "version", "redis_version " + facts.version, Verdict::unsafe,
                             "rlock's scripts read TIME before writing, which needs Redis 3.2 or later"));
     } else if (major < 7) {
       out.push_back(
-          finding(facts, "version", "redis_version " + facts.version, "ok",
+          finding(facts, "version", "redis_version " + facts.version, Verdict::ok,
                   "every rlock feature works; a Redis 7+ Cluster adds sharded pub/sub for waiters"));
     } else {
       out.push_back(
-          finding(facts, "version", "redis_version " + facts.version, "ok", "every rlock feature works"));
+          finding(facts, "version", "redis_version " + facts.version, Verdict::ok, "every rlock feature works"));
     }
   }
 
@@ -183,12 +183,12 @@ std::vector<Finding> judge_server(const ServerFacts& facts) {
     out.push_back(cannot_check(facts, "eviction", "maxmemory-policy", "maxmemory-policy", facts.config_error,
                                "CONFIG GET"));
   } else if (*facts.maxmemory_policy == "noeviction") {
-    out.push_back(finding(facts, "eviction", "maxmemory-policy noeviction", "ok",
+    out.push_back(finding(facts, "eviction", "maxmemory-policy noeviction", Verdict::ok,
                           "keys are never evicted: a full server refuses new locks (OOM) instead"));
   } else {
     const bool all_keys = facts.maxmemory_policy->starts_with("allkeys");
     out.push_back(
-        finding(facts, "eviction", "maxmemory-policy " + *facts.maxmemory_policy, "unsafe",
+        finding(facts, "eviction", "maxmemory-policy " + *facts.maxmemory_policy, Verdict::unsafe,
                 fmt::format("under memory pressure Redis evicts {}: an evicted lock is free while its "
                             "holder still runs; use noeviction",
                             all_keys ? "any key, locks too" : "keys with a TTL, and every lock has one")));
@@ -199,14 +199,14 @@ std::vector<Finding> judge_server(const ServerFacts& facts) {
     out.push_back(cannot_check(facts, "persistence", "save, appendonly", "persistence", facts.config_error,
                                "CONFIG GET"));
   } else if (*facts.appendonly == "yes") {
-    out.push_back(finding(facts, "persistence", "appendonly yes", "ok",
+    out.push_back(finding(facts, "persistence", "appendonly yes", Verdict::ok,
                           "locks survive a restart (up to appendfsync's last second)"));
   } else if (facts.save->empty()) {
-    out.push_back(finding(facts, "persistence", "save \"\", appendonly no", "unsafe",
+    out.push_back(finding(facts, "persistence", "save \"\", appendonly no", Verdict::unsafe,
                           "no persistence: a restart drops every lock while its holders still run"));
   } else {
     out.push_back(
-        finding(facts, "persistence", fmt::format("save \"{}\", appendonly no", *facts.save), "warning",
+        finding(facts, "persistence", fmt::format("save \"{}\", appendonly no", *facts.save), Verdict::warning,
                 "snapshots only: a restart drops the locks taken since the last snapshot; appendonly "
                 "yes keeps them"));
   }
@@ -215,23 +215,23 @@ std::vector<Finding> judge_server(const ServerFacts& facts) {
   if (facts.connected_replicas && *facts.connected_replicas > 0) {
     if (!facts.min_replicas_to_write) {
       out.push_back(
-          finding(facts, "replication", fmt::format("{} replicas", *facts.connected_replicas), "warning",
+          finding(facts, "replication", fmt::format("{} replicas", *facts.connected_replicas), Verdict::warning,
                   fmt::format("cannot check min-replicas-to-write: {}",
                               facts.config_error.empty() ? "CONFIG GET says nothing" : facts.config_error)));
     } else if (*facts.min_replicas_to_write == 0) {
       out.push_back(
           finding(facts, "replication",
-                  fmt::format("{} replicas, min-replicas-to-write 0", *facts.connected_replicas), "warning",
+                  fmt::format("{} replicas, min-replicas-to-write 0", *facts.connected_replicas), Verdict::warning,
                   "replication is asynchronous: a failover can promote a replica that never got a lock; set "
                   "min-replicas-to-write or use --sync-replicas"));
     } else {
       out.push_back(finding(facts, "replication",
                             fmt::format("{} replicas, min-replicas-to-write {}", *facts.connected_replicas,
                                         *facts.min_replicas_to_write),
-                            "ok", "writes are refused unless enough replicas are connected"));
+                            Verdict::ok, "writes are refused unless enough replicas are connected"));
     }
   } else if (facts.connected_replicas) {
-    out.push_back(finding(facts, "replication", "no replicas", "ok", "nothing to fail over to"));
+    out.push_back(finding(facts, "replication", "no replicas", Verdict::ok, "nothing to fail over to"));
   } else {
     out.push_back(
         cannot_check(facts, "replication", "connected_slaves", "replicas", facts.info_error, "INFO"));
@@ -244,7 +244,7 @@ std::vector<Finding> judge_server(const ServerFacts& facts) {
     long long offset = *facts.clock_offset_ms;
     bool far = offset > k_clock_warning_ms || offset < -k_clock_warning_ms;
     out.push_back(finding(facts, "clock", fmt::format("server clock {:+}ms from this host's", offset),
-                          far ? "warning" : "ok",
+                          far ? Verdict::warning : Verdict::ok,
                           far ? "records and times shown are the server's; a server clock that jumps expires "
                                 "leases early (Redis expires keys by wall clock)"
                               : "within 2s of this host's"));

@@ -33,17 +33,20 @@ struct ServerFacts {
 // addresses: a unix socket and TCP, 0.0.0.0 and 127.0.0.1), as indices. Pure.
 std::optional<std::pair<std::size_t, std::size_t>> same_run_id(const std::vector<ServerFacts>& facts);
 
+// How a finding bears on lock safety.
+enum class Verdict { ok, warning, unsafe };
+
 // One finding: the setting that was read, a verdict and why it matters.
 struct Finding {
   std::string server;
   std::string check; // "eviction", "persistence", "replication", "version", "clock", "topology", "reachable"
   std::string setting; // "maxmemory-policy allkeys-lru", ...
-  std::string verdict; // "ok", "warning" or "unsafe"
+  Verdict verdict = Verdict::ok;
   std::string why;
 };
 
 // The findings about one server, from its facts (pure). Unknown facts give a
-// "warning" finding "cannot check ...: <why>"; "unsafe" only for what was read.
+// warning finding "cannot check ...: <why>"; unsafe only for what was read.
 std::vector<Finding> judge_server(const ServerFacts& facts);
 
 // Reads the facts of one server through `client` (`node`: one of its

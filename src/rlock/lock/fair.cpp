@@ -39,7 +39,8 @@ AcquireResult fair_try_acquire(redis::Client& client, const AcquireRequest& requ
       {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id), keys.queue, keys.queue_timeouts,
        keys.waiters},
       args, request.sync);
-  AcquireResult result = decode_acquire(client, request, answer, sent_at);
+  AcquireResult result = decode_acquire(answer, sent_at);
+  undo_if_unsynced(client, request, result);
   if (!result.acquired && join_queue) {
     result.retry_after = k_refresh_every; // keeps the place: the give-up time moves on at each attempt
   }

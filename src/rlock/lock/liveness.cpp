@@ -1,5 +1,6 @@
 #include <rlock/lock/liveness.hpp>
 
+#include <rlock/core/defaults.hpp>
 #include <rlock/core/duration.hpp>
 #include <rlock/core/text.hpp>
 
@@ -18,14 +19,14 @@ HolderVerdict alive(std::string why) {
 HolderVerdict judge_process(const LockState& state, const ThisHost& here, const ProcessProbe& probe);
 
 // A renewal noted in the record within its last lease (the longer of the
-// record's ttl_ms, else 30s) is proof of life: something renews the lock,
+// record's ttl_ms, else k_default_lease) is proof of life: something renews the lock,
 // whatever process the record names (issue 19: a `run` re-entering a plain
 // acquire's token). The reason, or "" when there is none.
 std::string renewed_lately(const LockState& state) {
   if (!state.record || !state.record->renewed_at_ms || !state.server_now_ms) {
     return {};
   }
-  const long long lease = state.record->ttl_ms.value_or(30'000);
+  const long long lease = state.record->ttl_ms.value_or(k_default_lease.count());
   const long long age = *state.server_now_ms - *state.record->renewed_at_ms;
   if (age >= lease) {
     return {};
@@ -49,14 +50,14 @@ HolderVerdict judge_holder(const LockState& state, const ThisHost& here, const P
 namespace {
 
 HolderVerdict judge_process(const LockState& state, const ThisHost& here, const ProcessProbe& probe) {
-  if (state.type != "hash" || state.mode == "semaphore") {
-    return alive(state.mode == "semaphore"
+  if (state.type != "hash" || state.layout == Layout::semaphore) {
+    return alive(state.layout == Layout::semaphore
                      ? "a semaphore has one holder per permit, not one holder to check"
                      : fmt::format("not a lock hash (a {} key): no holder record", state.type));
   }
-  if (state.mode == "read" || state.mode == "write") {
+  if (state.layout == Layout::read || state.layout == Layout::write) {
     return alive(fmt::format("a read-write lock ({} mode) is not checked: only exclusive and fair locks are",
-                             state.mode));
+                             state.layout == Layout::read ? "read" : "write"));
   }
   if (state.owners.size() != 1) {
     return alive(fmt::format("{} owners in the hash: no single holder to check", state.owners.size()));

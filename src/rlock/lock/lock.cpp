@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <type_traits>
 
 namespace rlock::lock {
 
@@ -34,6 +35,9 @@ long long count_of(const redis::Reply& value) {
 // inspect.lua answers for at most this many keys per call, and at most 64 KiB
 // per hash, so no reply is larger than about 5 MiB.
 constexpr std::size_t k_inspect_batch = 64;
+// inspect.lua's ARGV per lock: its companion keys (queue, queue timeouts,
+// waiters, permit timeouts, permit records, reader prefix, done record).
+constexpr std::size_t k_inspect_companions = 7;
 
 // A raw record value ('' or false: none).
 std::optional<HolderRecord> record_of(const redis::Reply& value) {
@@ -65,7 +69,13 @@ LockState decode_state(const std::string& name, const redis::Reply& entry) {
       reader_records.emplace_back(field.substr(k_reader_record.size()),
                                   parse_holder_record(value.is_nil() ? "" : value.as_string()));
     } else if (field == "mode") {
-      state.mode = value.is_nil() ? "?" : value.as_string();
+      state.mode_field = value.is_nil() ? "?" : value.as_string();
+      state.layout = layout_of(state.mode_field);
+      if (state.layout != Layout::read && state.layout != Layout::write) {
+        state.layout = Layout::other; // kept as read (mode_field) for display
+      } else {
+        state.mode_field.clear();
+      }
     } else if (!is_reserved_field(field)) {
       state.owners.emplace_back(field, count_of(value));
     }
@@ -100,7 +110,7 @@ LockState decode_state(const std::string& name, const redis::Reply& entry) {
   }
   const auto& permits = element(entry, 6);
   if (!permits.elements.empty()) {
-    state.mode = "semaphore";
+    state.layout = Layout::semaphore;
     try {
       state.permits_free = permits.elements[0].as_integer();
     } catch (const RedisError&) {
@@ -122,8 +132,8 @@ LockState decode_state(const std::string& name, const redis::Reply& entry) {
       permit.record = record_of(permits.elements[p + 2]);
       state.holders.push_back(std::move(permit));
     }
-  } else if (state.type == "hash" && state.mode.empty()) {
-    state.mode = state.waiters.empty() ? "exclusive" : "fair";
+  } else if (state.type == "hash" && state.layout == Layout::none) {
+    state.layout = state.waiters.empty() ? Layout::exclusive : Layout::fair;
   }
   if (entry.elements.size() > 8) {
     const auto& done = element(entry, 8);
@@ -140,13 +150,16 @@ std::vector<LockState> inspect_batch(redis::Client& client, const std::vector<st
   for (const auto& name : names) {
     try {
       auto lock = keys_for(name);
-      companions.insert(companions.end(),
-                        {lock.queue, lock.queue_timeouts, lock.waiters, lock.permit_timeouts,
-                         lock.permit_records, lock.reader_prefix, lock.done});
+      const std::string* each[] = {&lock.queue,          &lock.queue_timeouts, &lock.waiters, &lock.permit_timeouts,
+                                   &lock.permit_records, &lock.reader_prefix,  &lock.done};
+      static_assert(std::extent_v<decltype(each)> == k_inspect_companions);
+      for (const auto* key : each) {
+        companions.push_back(*key);
+      }
     } catch (const UsageError&) {
       // A key found by SCAN whose companions would not share its slot (rlock
       // never makes one): read it alone (the script finds no companion in NAME).
-      companions.insert(companions.end(), 7, name);
+      companions.insert(companions.end(), k_inspect_companions, name);
     }
   }
   auto reply = run_script(client, one_shot(client, false), scripts::inspect, names, companions).reply;
@@ -176,7 +189,7 @@ std::optional<std::string> semaphore_of(const std::string& key) {
 // A hash that looks like a lock: owner fields with positive counts, and a lease
 // (Redisson always sets one) or rlock's record; a counter hash without expiry is not.
 bool lock_shaped(const LockState& state) {
-  if (state.mode == "semaphore") {
+  if (state.layout == Layout::semaphore) {
     return !state.holders.empty();
   }
   if (state.type != "hash" || !state.complete || (state.owners.empty() && !state.record)) {
@@ -309,8 +322,9 @@ OwnerCheck owner_check(long long code) {
   }
 }
 
-void undo_if_unsynced(redis::Client& client, const AcquireRequest& request, long long acked) {
-  if (request.sync.count <= 0 || acked >= request.sync.count) {
+void undo_if_unsynced(redis::Client& client, const AcquireRequest& request, const AcquireResult& result) {
+  const long long acked = result.replicas_acked;
+  if (!result.acquired || request.sync.count <= 0 || acked >= request.sync.count) {
     return;
   }
   // Undo exactly what this acquisition added (one level), owner-checked.
@@ -323,8 +337,7 @@ void undo_if_unsynced(redis::Client& client, const AcquireRequest& request, long
   throw RedisError(RedisErrorKind::unsynced, fmt::format("{}; {}", unsynced_phrase(acked, request.sync), undone));
 }
 
-AcquireResult decode_acquire(redis::Client& client, const AcquireRequest& request,
-                             const redis::EvalReply& answer, TimePoint sent_at) {
+AcquireResult decode_acquire(const redis::EvalReply& answer, TimePoint sent_at) {
   const auto& reply = answer.reply;
   AcquireResult result;
   result.sent_at = sent_at;
@@ -339,7 +352,6 @@ AcquireResult decode_acquire(redis::Client& client, const AcquireRequest& reques
   result.fence = element(reply, 2).as_integer();
   result.lease = Millis(element(reply, 3).as_integer());
   result.replicas_acked = answer.acked;
-  undo_if_unsynced(client, request, answer.acked);
   return result;
 }
 
@@ -351,6 +363,7 @@ ReleaseResult decode_release(const redis::Reply& reply) {
     result.remaining = code;
   } else {
     result.detail = optional_string(reply, 1);
+    result.layout = result.check == OwnerCheck::layout ? layout_of(result.detail) : Layout::none;
   }
   return result;
 }
@@ -362,6 +375,7 @@ RenewResult decode_renew(const redis::EvalReply& answer, const redis::SyncReplic
   result.replicas_acked = answer.acked;
   if (result.check != OwnerCheck::ok) {
     result.detail = optional_string(reply, 1);
+    result.layout = result.check == OwnerCheck::layout ? layout_of(result.detail) : Layout::none;
     return result;
   }
   result.lease = Millis(element(reply, 1).as_integer());
@@ -392,11 +406,11 @@ Holder decode_holder(const redis::Reply& reply) {
   if (reply.elements.size() > 4 && !reply.elements[4].is_nil()) {
     holder.record = parse_holder_record(reply.elements[4].as_string());
   }
-  holder.mode = optional_string(reply, 5);
-  if (holder.type == "hash" && holder.ttl.count() == -2 && holder.mode.empty()) {
+  holder.layout = layout_of(optional_string(reply, 5));
+  if (holder.type == "hash" && holder.ttl.count() == -2 && holder.layout == Layout::none) {
     // The lock is free, but RFairLock's queue has a live head: its turn (the
     // acquire scripts answer the head this way; a held lock always has a PTTL).
-    holder.mode = "queue";
+    holder.queue_turn = true;
   }
   return holder;
 }
@@ -439,7 +453,9 @@ AcquireResult try_acquire(redis::Client& client, const AcquireRequest& request, 
                            {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id), keys.queue,
                             keys.queue_timeouts, keys.waiters},
                            args, request.sync);
-  return decode_acquire(client, request, answer, sent_at);
+  auto result = decode_acquire(answer, sent_at);
+  undo_if_unsynced(client, request, result);
+  return result;
 }
 
 ReleaseResult release(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner, bool all,

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <rlock/core/clock.hpp>
+#include <rlock/core/defaults.hpp>
 #include <rlock/core/duration.hpp>
 #include <rlock/lock/mode.hpp>
 #include <rlock/lock/names.hpp>
@@ -31,12 +32,14 @@ struct Holder {
   std::string type;  // "hash" for a lock, else the foreign key's type
   Millis ttl{0};     // remaining lease; negative: -1 no expiry, -2 gone meanwhile
   std::optional<HolderRecord> record; // nullopt: no 'rlock:meta' (not rlock's, e.g. Redisson)
-  std::string mode; // the layout it is held in when that is not the one asked
-                    // for: "read", "write" (read-write lock), "exclusive"; or
-                    // "queue": free, but it is this fair waiter's turn;
-                    // "semaphore": a plain acquire found a --limit semaphore
+  // The layout it is held in when that is not the one asked for: read, write
+  // (read-write lock), exclusive; semaphore: a plain acquire found a --limit
+  // semaphore; none: the one asked for (or not said).
+  Layout layout = Layout::none;
+  // Free, but it is this fair waiter's turn (owner: that waiter).
+  bool queue_turn = false;
   // A reader kept out by a waiting writer's intent: the lock is free (then
-  // owner is that writer, mode "write", ttl its intent's time left) or held
+  // owner is that writer, layout write, ttl its intent's time left) or held
   // by readers only (owner: one of them), and new readers wait behind it.
   bool writer_waiting = false;
 };
@@ -45,7 +48,7 @@ struct AcquireRequest {
   LockKeys keys;
   ModeSpec mode; // how to hold it (mode.hpp); each mode has its own scripts
   std::string owner;
-  Millis lease{30'000};
+  Millis lease = k_default_lease;
   HolderInfo info;
   std::optional<Millis> wait; // nullopt: one attempt only (-n)
   // True when `owner` was made by this process (random_owner_token), so nobody
@@ -73,6 +76,15 @@ struct AcquireRequest {
 // error are not unavailable (they are not RedisErrors of these kinds). Pure.
 bool acquisition_unavailable(RedisErrorKind kind);
 
+// Redlock: what one master answered to an acquisition.
+struct NodeAnswer {
+  enum class Kind { granted, busy, unreachable };
+  std::string url;
+  Kind kind = Kind::unreachable;
+  std::string detail; // unreachable: why (at most k_node_detail_max bytes)
+};
+constexpr std::size_t k_node_detail_max = 287;
+
 struct AcquireResult {
   bool acquired = false;
   bool reentered = false;
@@ -87,9 +99,9 @@ struct AcquireResult {
   Millis retry_after{0};
   long long replicas_acked = -1; // with --sync-replicas: replicas that acknowledged it
   // Redlock: the remaining validity (TTL - elapsed - drift allowance), and what
-  // each master answered ({url, "granted" | "busy" | "unreachable: why"}).
+  // each master answered.
   std::optional<Millis> validity;
-  std::vector<std::pair<std::string, std::string>> node_answers;
+  std::vector<NodeAnswer> node_answers;
 };
 
 // One attempt to take or re-enter the lock, identified by `op_id`: a resend of
@@ -101,7 +113,7 @@ struct AcquireResult {
 AcquireResult try_acquire(redis::Client& client, const AcquireRequest& request, const std::string& op_id,
                           const redis::RetryScope& scope);
 
-// The scope of a one-shot command's request on `conn`: one resend of an
+// The scope of a one-shot command's request on `client`: one resend of an
 // unanswered request, no waiting for an unreachable server.
 redis::RetryScope one_shot(const redis::Client& client, bool latched);
 
@@ -117,6 +129,7 @@ struct ReleaseResult {
   OwnerCheck check = OwnerCheck::ok;
   long long remaining = 0; // levels still held by the owner (0: the lock is free)
   std::string detail;      // other owner token, or the foreign key's type
+  Layout layout = Layout::none; // check layout: the layout it is held in
 };
 
 // Undoes one level (or all) of `owner`'s hold; never touches another owner's
@@ -136,13 +149,15 @@ struct RenewResult {
   OwnerCheck check = OwnerCheck::ok;
   Millis lease{0};
   std::string detail;
+  Layout layout = Layout::none;  // check layout: the layout it is held in
   long long replicas_acked = -1; // with --sync-replicas
 };
 
 // Sets the lease of a lock `owner` holds to `lease` (0: the lease it was taken
-// with, its record's ttl_ms if >= 1ms, at most 365d, else 30s). Never re-creates a lock
-// that has gone. Safe to send twice. `mode`: the retry policy's mode (the
-// renewal thread passes Mode::renewal: its own loop tries again). With
+// with, its record's ttl_ms if >= 1ms, at most 365d, else k_default_lease). Never
+// re-creates a lock that has gone. Safe to send twice. `mode`: the layout it is
+// held in; `retry`: the retry policy's mode (the renewal thread passes
+// RetryPolicy::Mode::renewal: its own loop tries again). With
 // sync.count > 0, a renewal that fewer replicas acknowledged throws
 // RedisError(unsynced): it is not confirmed.
 RenewResult renew(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner, Millis lease,
@@ -200,9 +215,10 @@ struct LockState {
   std::string name;
   std::string type; // "none" when free
   Millis ttl{0};    // PTTL: -1 no expiry
-  // "exclusive" (RLock), "fair" (RLock hash with a queue), "read" / "write"
-  // (RReadWriteLock), "semaphore" (RPermitExpirableSemaphore); "" for a foreign key or none
-  std::string mode;
+  // exclusive (RLock), fair (RLock hash with a queue), read / write
+  // (RReadWriteLock), semaphore (RPermitExpirableSemaphore); none for a foreign key or none
+  Layout layout = Layout::none;
+  std::string mode_field; // Layout::other: the hash's 'mode' field as read
   std::vector<std::pair<std::string, long long>> owners; // token, count (0: not a count)
   std::optional<HolderRecord> record;                    // nullopt: no 'rlock:meta'
   std::string record_raw;          // the 'rlock:meta' value as read (force-unlock --if-dead compares it)
@@ -218,7 +234,7 @@ struct LockState {
   // such key; a record with nothing readable: a key that is not one).
   std::optional<DoneRecord> last_done;
   std::vector<NodeView> nodes; // Redlock: each master's view (the fields above: the majority's)
-  bool held() const { return mode == "semaphore" ? !holders.empty() : type != "none"; }
+  bool held() const { return layout == Layout::semaphore ? !holders.empty() : type != "none"; }
 };
 
 // Reads the state of locks, changing nothing (in batches: bounded replies; on

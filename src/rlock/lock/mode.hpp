@@ -25,7 +25,20 @@ struct ModeSpec {
   bool operator==(const ModeSpec&) const = default;
 };
 
-// "exclusive", "fair", "shared", "write", "limit"
-std::string_view mode_name(Mode mode);
+// The layout a lock's keys are found in (how it is held now), decoded once
+// from what Redis answers; cli/render turns it into words.
+enum class Layout {
+  none,      // free, or a key that is not a lock (a foreign key: LockState::type says its type)
+  exclusive, // RLock hash
+  fair,      // RLock hash with a queue (RFairLock)
+  read,      // RReadWriteLock held for reading
+  write,     // RReadWriteLock held for writing
+  semaphore, // RPermitExpirableSemaphore
+  other,     // a hash whose 'mode' field says neither read nor write (kept as read, for display)
+};
+
+// The layout a script or a hash's 'mode' field names: "exclusive", "fair",
+// "read", "write", "semaphore"; "" is none; anything else other.
+Layout layout_of(std::string_view word);
 
 } // namespace rlock::lock

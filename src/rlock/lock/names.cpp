@@ -153,20 +153,19 @@ std::string suffixed_name(std::string_view name, std::string_view suffix) {
   return fmt::format("{{{}}}:{}", name, suffix);
 }
 
-std::string_view mode_name(Mode mode) {
-  switch (mode) {
-  case Mode::exclusive:
-    return "exclusive";
-  case Mode::fair:
-    return "fair";
-  case Mode::read:
-    return "shared";
-  case Mode::write:
-    return "write";
-  case Mode::limit:
-    return "limit";
+Layout layout_of(std::string_view word) {
+  constexpr std::pair<std::string_view, Layout> k_words[] = {{"", Layout::none},
+                                                             {"exclusive", Layout::exclusive},
+                                                             {"fair", Layout::fair},
+                                                             {"read", Layout::read},
+                                                             {"write", Layout::write},
+                                                             {"semaphore", Layout::semaphore}};
+  for (const auto& [known, layout] : k_words) {
+    if (word == known) {
+      return layout;
+    }
   }
-  return "exclusive";
+  return Layout::other;
 }
 
 std::string latch_key(std::string_view prefix, std::string_view op_id) {

@@ -41,12 +41,14 @@ AcquireResult permit_try_acquire(redis::Client& client, const AcquireRequest& re
     // state: waiting would not help, so this is refused at once.
     long long total = element(reply, 1).as_integer();
     long long held = element(reply, 2).as_integer();
-    throw UsageError(
+    throw Error(
+        Outcome::bad_setting,
         fmt::format("--limit {}: {} is a semaphore of {} permits, {} of them held; every user of a "
                     "name must give the same --limit (it is resized only while no permit is held)",
                     request.mode.limit, quote(keys.name), total, held));
   }
-  AcquireResult result = decode_acquire(client, request, answer, sent_at);
+  AcquireResult result = decode_acquire(answer, sent_at);
+  undo_if_unsynced(client, request, result);
   if (!result.acquired && result.holder.type == "semaphore" && result.holder.ttl.count() >= 0) {
     // Every permit is held: look again when the first of their leases ends (a
     // crashed holder's permit returns then, and nobody publishes it).

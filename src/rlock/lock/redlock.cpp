@@ -118,7 +118,7 @@ public:
     }
   }
 
-  // Throws UsageError when two masters turned out to be one server (the same
+  // Throws Error(bad_setting) when two masters turned out to be one server (the same
   // run_id on the connections made so far): URLs no address showed to be one
   // (a unix socket and TCP, 0.0.0.0 and 127.0.0.1, two seeds of one Cluster).
   // Costs nothing: the run_ids came with the first request's HELLO.
@@ -128,8 +128,9 @@ public:
       ids.push_back(node.run_ids());
     }
     if (auto twice = redis::same_server(ids)) {
-      throw UsageError(redis::same_server_message(m_masters[twice->first], m_masters[twice->second],
-                                                  "run_id " + twice->address));
+      throw Error(Outcome::bad_setting,
+                  redis::same_server_message(m_masters[twice->first], m_masters[twice->second],
+                                             "run_id " + twice->address));
     }
   }
 
@@ -147,10 +148,10 @@ public:
                     redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) override;
   std::optional<std::string> force_unlock(const LockKeys& keys) override;
   ConditionalRemoval force_unlock_if(const LockKeys&, const ExpectedHold&) override {
-    throw UsageError("--if-dead takes one URL: a Redlock's holder record is per master");
+    throw Error(Outcome::bad_setting, "--if-dead takes one URL: a Redlock's holder record is per master");
   }
   DoneResult record_done(const LockKeys&, const std::string&, Millis, const HolderInfo&, int) override {
-    throw UsageError("--once-per takes one URL: a Redlock has no one place for the record");
+    throw Error(Outcome::bad_setting, "--once-per takes one URL: a Redlock has no one place for the record");
   }
   std::vector<LockState> inspect(const std::vector<std::string>& names) override;
   std::vector<LockState> find_locks(const std::string& pattern) override;
@@ -180,8 +181,9 @@ public:
     // Two URLs that no address showed to be one server (a unix socket and TCP,
     // 0.0.0.0 and 127.0.0.1, two seeds of one Cluster) but that are: one vote twice.
     if (auto twice = same_run_id(out)) {
-      throw UsageError(redis::same_server_message(m_masters[twice->first], m_masters[twice->second],
-                                                  "run_id " + out[twice->first].run_id));
+      throw Error(Outcome::bad_setting,
+                  redis::same_server_message(m_masters[twice->first], m_masters[twice->second],
+                                             "run_id " + out[twice->first].run_id));
     }
     return out;
   }
@@ -264,7 +266,7 @@ AcquireResult RedlockStore::round(const AcquireRequest& request) {
       m_nodes, [&](redis::Client& node) { return try_acquire(node, request, op_id, scope); });
   try {
     check_independent();
-  } catch (const UsageError&) {
+  } catch (const Error&) {
     undo(request, op_id, answers); // what it took there is ours: given back before refusing
     throw;
   }
@@ -275,25 +277,24 @@ AcquireResult RedlockStore::round(const AcquireRequest& request) {
   std::vector<std::size_t> granted;
   for (std::size_t i = 0; i < answers.size(); ++i) {
     const auto& answer = answers[i];
-    std::string said;
+    NodeAnswer said{m_masters[i].display(), NodeAnswer::Kind::unreachable, {}};
     if (!answer.value) {
       votes.push_back(Vote::unreachable);
-      said = fmt::format("unreachable: {}", answer.error->what());
-      said = said.substr(0, 300);
+      said.detail = std::string(answer.error->what()).substr(0, k_node_detail_max);
     } else if (answer.value->acquired) {
       votes.push_back(Vote::yes);
       granted.push_back(i);
-      said = "granted";
+      said.kind = NodeAnswer::Kind::granted;
     } else {
       votes.push_back(Vote::no);
-      said = "busy";
+      said.kind = NodeAnswer::Kind::busy;
       // The holder shown and waited for: the one whose lease ends first.
       const auto& holder = answer.value->holder;
       if (result.holder.type.empty() || (holder.ttl.count() >= 0 && holder.ttl < result.holder.ttl)) {
         result.holder = holder;
       }
     }
-    result.node_answers.emplace_back(m_masters[i].display(), said);
+    result.node_answers.push_back(std::move(said));
   }
 
   // The fencing token: the largest granting counter, raised on every granting

@@ -41,7 +41,8 @@ AcquireResult rw_try_acquire(redis::Client& client, const AcquireRequest& reques
                     join ? "1" : "0", ms(k_intent_life), keys.reader_prefix},
                    request.info),
       request.sync);
-  AcquireResult result = decode_acquire(client, request, answer, sent_at);
+  AcquireResult result = decode_acquire(answer, sent_at);
+  undo_if_unsynced(client, request, result);
   const auto& reply = answer.reply;
   if (result.acquired) {
     return result;

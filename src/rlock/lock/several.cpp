@@ -39,7 +39,7 @@ void renew_held(Store& store, const LockKeys& keys, const AcquireRequest& reques
   auto renewed = store.renew(keys, request.mode.mode, request.owner, request.lease,
                              redis::RetryPolicy::Mode::one_shot, {});
   if (renewed.check != OwnerCheck::ok) {
-    throw Error(ExitCode::lost,
+    throw Error(Outcome::lost,
                 fmt::format("{} was lost {}: {}", quote(keys.name), why,
                             renewed.check == OwnerCheck::missing ? "it is gone (expired or force-unlocked)"
                             : renewed.check == OwnerCheck::other
@@ -58,7 +58,7 @@ void undo(Store& store, const std::vector<LockKeys>& locks, const std::vector<st
     try {
       store.release(locks[*it], request.mode.mode, request.owner, false, redis::RetryPolicy::Mode::one_shot);
     } catch (const std::exception& e) {
-      log::warning("could not release {} (it expires by its lease): {}", quote(locks[*it].name), e.what());
+      warn_not_released("", locks[*it].name, e);
     }
   }
 }
@@ -172,6 +172,24 @@ Taken acquire_all(Store& store, const AcquireRequest& request, const std::vector
   }
   taken.acquired = true;
   return taken;
+}
+
+void warn_not_released(std::string_view label, const std::string& name, const std::exception& why) noexcept {
+  log::warning("{}{}could not release {} (it expires by its lease): {}", label, label.empty() ? "" : ": ",
+               quote(name), why.what());
+}
+
+void warn_unreleased(std::string_view label, const std::vector<LockKeys>& locks,
+                     const ReleasedAll& released) noexcept {
+  for (std::size_t i = 0; i < locks.size() && i < released.errors.size(); ++i) {
+    if (released.errors[i]) {
+      try {
+        std::rethrow_exception(released.errors[i]);
+      } catch (const std::exception& e) {
+        warn_not_released(label, locks[i].name, e);
+      }
+    }
+  }
 }
 
 ReleasedAll release_all(Store& store, const std::vector<LockKeys>& locks, Mode mode, const std::string& owner,

@@ -6,6 +6,7 @@
 #include <exception>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rlock::lock {
@@ -61,5 +62,14 @@ struct ReleasedAll {
 };
 ReleasedAll release_all(Store& store, const std::vector<LockKeys>& locks, Mode mode, const std::string& owner,
                         bool all, redis::RetryPolicy::Mode retry = redis::RetryPolicy::Mode::one_shot) noexcept;
+
+// The one warning for a lock that could not be released: "LABEL: could not
+// release "NAME" (it expires by its lease): why" (no "LABEL: " when empty).
+void warn_not_released(std::string_view label, const std::string& name, const std::exception& why) noexcept;
+
+// warn_not_released for each lock of `locks` whose release in `released`
+// failed with an error (not an answer).
+void warn_unreleased(std::string_view label, const std::vector<LockKeys>& locks,
+                     const ReleasedAll& released) noexcept;
 
 } // namespace rlock::lock

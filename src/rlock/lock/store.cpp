@@ -77,8 +77,8 @@ std::unique_ptr<Store> make_store(const std::vector<redis::Endpoint>& endpoints,
     addresses.push_back(redis::server_addresses(endpoint));
   }
   if (auto twice = redis::same_server(addresses)) {
-    throw UsageError(
-        redis::same_server_message(endpoints[twice->first], endpoints[twice->second], twice->address));
+    throw Error(
+        Outcome::bad_setting, redis::same_server_message(endpoints[twice->first], endpoints[twice->second], twice->address));
   }
   return make_redlock(endpoints, timeouts);
 }

@@ -38,10 +38,10 @@ public:
   virtual RenewResult renew(const LockKeys& keys, Mode mode, const std::string& owner, Millis lease,
                             redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) = 0;
   virtual std::optional<std::string> force_unlock(const LockKeys& keys) = 0;
-  // lock::force_unlock_if; a Redlock quorum throws UsageError (a holder record
+  // lock::force_unlock_if; a Redlock quorum throws Error(bad_setting) (a holder record
   // is per master: there is no one hold to compare).
   virtual ConditionalRemoval force_unlock_if(const LockKeys& keys, const ExpectedHold& expected) = 0;
-  // lock::record_done (run --once-per); a Redlock quorum throws UsageError
+  // lock::record_done (run --once-per); a Redlock quorum throws Error(bad_setting)
   // (the CLI refuses --once-per with several URLs before that).
   virtual DoneResult record_done(const LockKeys& keys, const std::string& owner, Millis length,
                                  const HolderInfo& info, int exit_status) = 0;
@@ -58,7 +58,7 @@ public:
 };
 
 // The store for `urls` (already parsed into endpoints): one deployment, or a
-// Redlock quorum when there are several. Throws UsageError when two of several
+// Redlock quorum when there are several. Throws Error(bad_setting) when two of several
 // resolve to a common address (the same server named twice: one vote counted
 // twice); nothing is connected yet.
 std::unique_ptr<Store> make_store(const std::vector<redis::Endpoint>& endpoints, redis::Timeouts timeouts);

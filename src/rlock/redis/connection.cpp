@@ -294,7 +294,8 @@ void Connection::ensure_connected() {
   } catch (const RedisError& e) {
     close();
     if (std::string_view(e.what()).find("DB index is out of range") != std::string_view::npos) {
-      throw UsageError(fmt::format("--url: database {} does not exist on {}", m_endpoint.db, describe()));
+      throw Error(Outcome::bad_setting,
+                  fmt::format("--url: database {} does not exist on {}", m_endpoint.db, describe()));
     }
     throw;
   }

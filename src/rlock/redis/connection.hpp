@@ -1,6 +1,7 @@
 #pragma once
 
 #include <rlock/core/clock.hpp>
+#include <rlock/core/defaults.hpp>
 #include <rlock/core/duration.hpp>
 #include <rlock/redis/errors.hpp>
 #include <rlock/redis/reply.hpp>
@@ -18,8 +19,8 @@ namespace rlock::redis {
 class TlsSession;
 
 struct Timeouts {
-  Millis connect{2000}; // TCP connect and, for TLS, the handshake: one deadline
-  Millis io{2000}; // one whole request: write and complete reply
+  Millis connect = k_default_connect_timeout; // TCP connect and, for TLS, the handshake: one deadline
+  Millis io = k_default_io_timeout;           // one whole request: write and complete reply
   // These, none longer than `cap`.
   Timeouts capped(Millis cap) const { return {std::min(connect, cap), std::min(io, cap)}; }
 };

@@ -5,7 +5,7 @@
 namespace rlock {
 
 RedisError::RedisError(RedisErrorKind kind, const std::string& message)
-    : Error(exit_code_for(kind), message), m_kind(kind) {}
+    : Error(outcome_for(kind), message), m_kind(kind) {}
 
 bool unavailable_kind(RedisErrorKind kind) {
   switch (kind) {
@@ -32,11 +32,11 @@ bool unavailable_kind(RedisErrorKind kind) {
   return false;
 }
 
-ExitCode exit_code_for(RedisErrorKind kind) {
+Outcome outcome_for(RedisErrorKind kind) {
   if (unavailable_kind(kind)) {
-    return ExitCode::unavailable;
+    return Outcome::unavailable;
   }
-  return kind == RedisErrorKind::auth ? ExitCode::denied : ExitCode::software;
+  return kind == RedisErrorKind::auth ? Outcome::denied : Outcome::failed;
 }
 
 namespace {

@@ -7,7 +7,7 @@
 
 namespace rlock {
 
-// What went wrong talking to Redis. Kind decides the exit code and, through
+// What went wrong talking to Redis. Kind decides the outcome (outcome_for) and, through
 // redis::RetryPolicy, whether a request is sent again.
 enum class RedisErrorKind {
   connect,  // could not connect (refused, unreachable, DNS, connect timeout)
@@ -47,10 +47,11 @@ private:
 RedisError error_from_reply(std::string_view reply_text);
 
 // Whether a kind means Redis cannot be reached or cannot answer now (no
-// connection, a timeout, loading, read-only, no quorum...): exit 69.
+// connection, a timeout, loading, read-only, no quorum...): Outcome::unavailable.
 bool unavailable_kind(RedisErrorKind kind);
 
-// Exit code for a RedisErrorKind.
-ExitCode exit_code_for(RedisErrorKind kind);
+// What a RedisErrorKind means for the command: unavailable (exit 69), denied
+// (77) or failed (70); cli/exit.cpp maps it to the code.
+Outcome outcome_for(RedisErrorKind kind);
 
 } // namespace rlock

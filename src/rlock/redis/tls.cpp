@@ -43,8 +43,8 @@ std::string openssl_reason() {
   return reason;
 }
 
-UsageError bad_file(std::string_view flag, const std::string& path, std::string_view why) {
-  return UsageError(fmt::format("{}: {}: {}", flag, printable(path), why));
+Error bad_file(std::string_view flag, const std::string& path, std::string_view why) {
+  return Error(Outcome::bad_setting, fmt::format("{}: {}: {}", flag, printable(path), why));
 }
 
 // A readable regular file, or a usage error saying why not (OpenSSL's own
@@ -151,7 +151,7 @@ TlsContext::TlsContext(const TlsOptions& options) : m_options(options) {
   ERR_clear_error();
   m_ctx = SSL_CTX_new(TLS_client_method());
   if (m_ctx == nullptr) {
-    throw Error(ExitCode::software, fmt::format("cannot set up TLS: {}", openssl_reason()));
+    throw Error(Outcome::failed, fmt::format("cannot set up TLS: {}", openssl_reason()));
   }
   SSL_CTX_set_min_proto_version(m_ctx, TLS1_2_VERSION);
   // SSL_write may send part of a buffer and be called again with the rest,
@@ -177,7 +177,7 @@ TlsContext::TlsContext(const TlsOptions& options) : m_options(options) {
                          fmt::format("no CA certificate in it (PEM expected): {}", openssl_reason()));
         }
       } else if (SSL_CTX_set_default_verify_paths(m_ctx) != 1) {
-        throw Error(ExitCode::software,
+        throw Error(Outcome::failed,
                     fmt::format("cannot load the system's trust store: {}", openssl_reason()));
       }
     }
@@ -239,7 +239,7 @@ TlsSession::TlsSession(std::shared_ptr<const TlsContext> context, int fd, const 
   BIO* bio = m_ssl != nullptr ? BIO_new(socket_method()) : nullptr;
   if (bio == nullptr) {
     SSL_free(m_ssl);
-    throw Error(ExitCode::software, fmt::format("cannot set up TLS: {}", openssl_reason()));
+    throw Error(Outcome::failed, fmt::format("cannot set up TLS: {}", openssl_reason()));
   }
   BIO_set_data(bio, reinterpret_cast<void*>(static_cast<std::intptr_t>(fd)));
   SSL_set_bio(m_ssl, bio, bio);
@@ -252,8 +252,8 @@ TlsSession::TlsSession(std::shared_ptr<const TlsContext> context, int fd, const 
                 : SSL_set1_host(m_ssl, verify_name.c_str());
     if (ok != 1) {
       SSL_free(m_ssl);
-      throw UsageError(fmt::format("cannot verify TLS certificates against '{}': {}", printable(verify_name),
-                                   openssl_reason()));
+      throw Error(Outcome::bad_setting, fmt::format("cannot verify TLS certificates against '{}': {}",
+                                                    printable(verify_name), openssl_reason()));
     }
     SSL_set_hostflags(m_ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
   }

@@ -23,7 +23,7 @@ using TlsWait = short;
 // that uses the same TlsOptions (see tls_context()).
 class TlsContext {
 public:
-  // Loads the files of `options`. Throws UsageError (64) naming the flag and
+  // Loads the files of `options`. Throws Error(bad_setting) naming the flag and
   // the file when one cannot be read or holds nothing usable (no certificate,
   // a key that does not match the certificate, an encrypted key).
   explicit TlsContext(const TlsOptions& options);

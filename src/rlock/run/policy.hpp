@@ -1,6 +1,7 @@
 #pragma once
 
 #include <rlock/core/clock.hpp>
+#include <rlock/core/defaults.hpp>
 
 #include <optional>
 
@@ -26,7 +27,7 @@ class StopPlan {
 public:
   struct Config {
     OnLost on_lost = OnLost::term;
-    Millis kill_after{10'000};
+    Millis kill_after = k_default_kill_after;
     TimePoint first_renewal;              // when the renewal thread is due
     std::optional<TimePoint> max_hold_at; // --max-hold: acquired + DUR
     std::optional<TimePoint> hold_until;  // --hold-min: acquired + DUR

@@ -72,7 +72,7 @@ bool Guardian::fork_supervisor() {
   const pid_t guardian = getpid();
   pid_t pid = fork();
   if (pid < 0) {
-    throw Error(ExitCode::software, fmt::format("fork: {}", std::strerror(errno)));
+    throw Error(Outcome::failed, fmt::format("fork: {}", std::strerror(errno)));
   }
   if (pid == 0) {
     prctl(PR_SET_NAME, "rlock-run");
@@ -175,7 +175,7 @@ pid_t spawn_cmd(const std::vector<std::string>& args, bool take_terminal) {
   }
   bool missing = err == ENOENT || err == ENOTDIR;
   throw Error(
-      missing ? ExitCode::not_found : ExitCode::cannot_execute,
+      missing ? Outcome::not_found : Outcome::cannot_execute,
       fmt::format("{}: {}", printable(args.front()), missing ? "command not found" : std::strerror(err)));
 }
 

@@ -40,16 +40,7 @@ void release_quietly(lock::Store& store, const RunSpec& spec, std::optional<Mill
   auto released = lock::release_all(bounded ? *bounded : store, spec.locks, spec.request.mode.mode,
                                     spec.request.owner, false,
                                     within ? redis::RetryPolicy::Mode::once : redis::RetryPolicy::Mode::one_shot);
-  for (std::size_t i = 0; i < spec.locks.size(); ++i) {
-    if (released.errors[i]) {
-      try {
-        std::rethrow_exception(released.errors[i]);
-      } catch (const std::exception& e) {
-        log::warning("{}: could not release {} (it expires by its lease): {}", spec.label,
-                     quote(spec.locks[i].name), e.what());
-      }
-    }
-  }
+  lock::warn_unreleased(spec.label, spec.locks, released);
 }
 
 // --hold-min: let the locks expire `left` from now instead of releasing them.

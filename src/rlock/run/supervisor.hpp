@@ -1,5 +1,6 @@
 #pragma once
 
+#include <rlock/core/defaults.hpp>
 #include <rlock/core/signals.hpp>
 #include <rlock/lock/waiter.hpp>
 #include <rlock/lock/store.hpp>
@@ -20,7 +21,7 @@ struct RunSpec {
   // RLOCK_URL (never with a password) and, when given, RLOCK_PASSWORD_FILE.
   std::vector<std::pair<std::string, std::string>> child_env;
   OnLost on_lost = OnLost::term;
-  Millis kill_after{10'000};
+  Millis kill_after = k_default_kill_after;
   std::optional<Millis> hold_min;
   std::optional<Millis> max_hold;
   bool wait_descendants = false;

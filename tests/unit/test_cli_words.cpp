@@ -1,0 +1,95 @@
+// The typed lock state and its words: decoded once (lock::layout_of,
+// detail::decode_*), turned into words only by cli/render.
+#include <rlock/cli/render.hpp>
+#include <rlock/lock/detail.hpp>
+
+#include <doctest/doctest.h>
+
+using rlock::lock::Layout;
+
+TEST_CASE("layouts: each script word decodes to its layout and renders back to the same word") {
+  for (const char* word : {"", "exclusive", "fair", "read", "write", "semaphore"}) {
+    CAPTURE(word);
+    CHECK(rlock::cli::layout_word(rlock::lock::layout_of(word), "?") == word);
+  }
+  CHECK(rlock::lock::layout_of("?") == Layout::other);
+  CHECK(rlock::lock::layout_of("queue") == Layout::other); // "queue" is never a layout: Holder::queue_turn
+  rlock::lock::LockState odd;
+  odd.layout = Layout::other;
+  odd.mode_field = "sideways";
+  CHECK(rlock::cli::mode_word(odd) == "sideways"); // status --json "mode": as read
+}
+
+TEST_CASE("a busy holder's held_as words") {
+  rlock::lock::Holder holder;
+  CHECK(rlock::cli::held_as_word(holder).empty());
+  holder.queue_turn = true;
+  CHECK(rlock::cli::held_as_word(holder) == "queue");
+  holder.queue_turn = false;
+  holder.layout = Layout::write;
+  CHECK(rlock::cli::held_as_word(holder) == "write");
+  holder.layout = Layout::other;
+  CHECK(rlock::cli::held_as_word(holder) == "?");
+}
+
+TEST_CASE("Redlock answers and doctor verdicts render as before") {
+  using Kind = rlock::lock::NodeAnswer::Kind;
+  CHECK(rlock::cli::answer_word({"redis://a", Kind::granted, {}}) == "granted");
+  CHECK(rlock::cli::answer_word({"redis://a", Kind::busy, {}}) == "busy");
+  CHECK(rlock::cli::answer_word({"redis://a", Kind::unreachable, "connection refused"}) ==
+        "unreachable: connection refused");
+  auto nodes = rlock::cli::nodes_json({{"redis://a", Kind::granted, {}}, {"redis://b", Kind::unreachable, "x"}});
+  CHECK(nodes.dump() == R"([{"answer":"granted","granted":true,"url":"redis://a"},)"
+                        R"({"answer":"unreachable: x","granted":false,"url":"redis://b"}])");
+  CHECK(rlock::cli::verdict_word(rlock::lock::Verdict::ok) == "ok");
+  CHECK(rlock::cli::verdict_word(rlock::lock::Verdict::warning) == "warning");
+  CHECK(rlock::cli::verdict_word(rlock::lock::Verdict::unsafe) == "unsafe");
+  CHECK(rlock::cli::mode_word(rlock::lock::Mode::read) == "shared");
+  CHECK(rlock::cli::mode_word(rlock::lock::Mode::limit) == "limit");
+}
+
+namespace {
+rlock::redis::Reply integer(long long value) {
+  rlock::redis::Reply reply;
+  reply.type = rlock::redis::Reply::Type::integer;
+  reply.integer = value;
+  return reply;
+}
+rlock::redis::Reply text(std::string value) {
+  rlock::redis::Reply reply;
+  reply.type = rlock::redis::Reply::Type::string;
+  reply.str = std::move(value);
+  return reply;
+}
+rlock::redis::Reply array(std::vector<rlock::redis::Reply> elements) {
+  rlock::redis::Reply reply;
+  reply.type = rlock::redis::Reply::Type::array;
+  reply.elements = std::move(elements);
+  return reply;
+}
+} // namespace
+
+TEST_CASE("decode_acquire is pure: it needs no connection and undoes nothing") {
+  // An acquisition too few replicas acknowledged is decoded as what it is;
+  // undo_if_unsynced, at the call site, is what releases it.
+  rlock::redis::EvalReply answer{array({integer(1), integer(1), integer(7), integer(30000)}), 0};
+  auto result = rlock::lock::detail::decode_acquire(answer, rlock::TimePoint{});
+  CHECK(result.acquired);
+  CHECK_FALSE(result.reentered);
+  CHECK(result.fence == 7);
+  CHECK(result.lease.count() == 30000);
+  CHECK(result.replicas_acked == 0);
+
+  // The busy answers: a fair waiter's turn and a layout, typed once.
+  rlock::redis::Reply nil;
+  auto turn = rlock::lock::detail::decode_acquire(
+      {array({integer(0), text("head"), integer(-2), text("hash"), nil}), -1}, rlock::TimePoint{});
+  CHECK_FALSE(turn.acquired);
+  CHECK(turn.holder.queue_turn);
+  CHECK(turn.holder.layout == Layout::none);
+  auto rw = rlock::lock::detail::decode_acquire(
+      {array({integer(0), text("w:write"), integer(5000), text("hash"), nil, text("write")}), -1},
+      rlock::TimePoint{});
+  CHECK(rw.holder.layout == Layout::write);
+  CHECK_FALSE(rw.holder.queue_turn);
+}
