@@ -69,8 +69,8 @@ TEST_CASE("owner from RLOCK_OWNER; release needs one") {
 
 TEST_CASE("usage errors") {
   g_env.clear();
-  usage_error({}, "no command given (acquire, release, renew, status, force-unlock, run,");
-  usage_error({"frobnicate"}, "unknown command 'frobnicate' (acquire, release, renew, status,");
+  usage_error({}, "no command given (" + rlock::cli::subcommand_names() + ")");
+  usage_error({"frobnicate"}, "unknown command 'frobnicate' (" + rlock::cli::subcommand_names() + ")");
   usage_error({"acquire"}, "acquire: NAME is required");
   usage_error({"acquire", "L", "--bogus"}, "acquire: The following argument was not expected: --bogus");
   usage_error({"acquire", "L", "-w", "1s", "-n"}, "acquire: --wait excludes --no-wait");

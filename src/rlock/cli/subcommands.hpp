@@ -30,7 +30,7 @@ std::span<const Subcommand> subcommands();
 // The row named `name`, or nullptr.
 const Subcommand* find_subcommand(std::string_view name);
 
-// "acquire, release, renew, status, force-unlock, run", for error messages.
+// Every subcommand's name, comma-separated in table order, for error messages.
 std::string subcommand_names();
 
 } // namespace rlock::cli
