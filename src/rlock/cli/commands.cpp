@@ -637,9 +637,8 @@ constexpr Subcommand k_subcommands[] = {
     {"run", "Hold a lock while a command runs: acquire, renew, release", cmd_run, false, true},
     {"doctor", "Check what threatens lock safety on the server(s): eviction, persistence...", cmd_doctor,
      false, false},
-    {"check", "Monitoring plugin (Nagios, Icinga...): OK/WARNING/CRITICAL/UNKNOWN for stuck locks, dead "
-              "holders, missed --once-per jobs",
-     cmd_check, false, false},
+    {"check", "Monitoring plugin (Nagios, Icinga...): stuck locks, dead holders, missed once-per jobs", cmd_check,
+     false, false},
 };
 } // namespace
 
@@ -703,8 +702,9 @@ constexpr Millis k_final_flush{1000};
 
 int main_unflushed(int argc, char** argv) {
   std::string context;
-  // check is a monitoring plugin: every error is UNKNOWN (3), one line on stdout.
-  const bool plugin = is_check(subcommand_in(argc, argv));
+  // check is a monitoring plugin: every error is UNKNOWN (3), one line on
+  // stdout (argv is read again only on the way out, so no other command pays).
+  auto plugin = [&] { return is_check(subcommand_in(argc, argv)); };
   try {
     auto parsed = parse(argc, argv, getenv_wrapper);
     scrub_argv(argc, argv); // parsed: the password is in rlock's memory now
@@ -722,7 +722,7 @@ int main_unflushed(int argc, char** argv) {
     }
     return execute(*parsed.invocation, context);
   } catch (const Error& e) {
-    if (plugin) {
+    if (plugin()) {
       return check_unknown(context, e.what());
     }
     std::fflush(stdout);
@@ -733,7 +733,7 @@ int main_unflushed(int argc, char** argv) {
     }
     return static_cast<int>(e.exit_code());
   } catch (const std::exception& e) {
-    if (plugin) {
+    if (plugin()) {
       return check_unknown(context, fmt::format("internal error: {}", e.what()));
     }
     log::error("{}{}internal error: {}", context, context.empty() ? "" : ": ", e.what());

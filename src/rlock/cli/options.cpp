@@ -79,7 +79,7 @@ constexpr Millis k_min_run_ttl{500};
 const char* k_footer = "Durations: 500ms, 30s, 5m, 2h, 1h30m, 1d, or seconds (0.5).\n"
                        "Exit status: 0 ok, 1 not held, 64 usage, 69 Redis unavailable, 70 internal, 75 busy\n"
                        "(-E), 76 lock lost (while CMD ran, or while waiting for more names), 77 auth\n"
-                       "denied; run exits with CMD's status.\n"
+                       "denied; run exits with CMD's status; check with 0-3 (Monitoring Plugins).\n"
                        "See rlock(1) for the data format, the environment and safety notes.";
 
 struct App {
