@@ -65,6 +65,11 @@ check "says held without an expiry" has '"job": held without an expiry'
 check "ttl perfdata U" has "'job ttl'=U;;;0;"
 r check job
 expect_rc 0 "without --ttl-none the same lock is OK"
+# A semaphore's key never expires by design: each permit has its own lease.
+r acquire --limit 2 sem --ttl 60s
+r check sem --ttl-none
+expect_rc 0 "--ttl-none on a --limit semaphore (permits with leases): OK"
+check "its ttl is the permit's lease" grep -qE "'sem ttl'=(59|60)(\.[0-9]+)?s;;;0;" <<<"$OUT"
 r release job --owner "$OWNER"
 
 # --- --waiters: a fair queue of two

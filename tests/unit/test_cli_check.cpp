@@ -245,3 +245,32 @@ TEST_CASE("openmetrics: HELP and TYPE, samples per lock, escaped labels, # EOF")
   CHECK(text.ends_with("\n# EOF\n"));
   CHECK(rlock::cli::metric_label_value("a\"b\\c\nd") == "a\\\"b\\\\c\\nd");
 }
+
+TEST_CASE("check --ttl-none: a semaphore's key has no expiry by design; its permits' leases count") {
+  LockState state;
+  state.name = "sem";
+  state.type = "string";
+  state.mode = "semaphore";
+  state.ttl = Millis(-1);
+  state.server_now_ms = k_now;
+  rlock::lock::HolderView permit;
+  permit.owner = "p1";
+  permit.ttl = Millis(40'000);
+  permit.record = rlock::lock::parse_holder_record(R"({"acquired_at_ms":)" + std::to_string(k_now - 5000) +
+                                                   R"(,"renewed_at_ms":)" + std::to_string(k_now - 2000) + "}");
+  rlock::lock::HolderView older = permit;
+  older.ttl = Millis(10'000);
+  older.record = rlock::lock::parse_holder_record(R"({"acquired_at_ms":)" + std::to_string(k_now - 9000) + "}");
+  state.holders = {older, permit};
+  CheckSpec spec;
+  spec.ttl_none = true;
+  auto v = judge_lock(state, spec, {});
+  CHECK(v.state == CheckState::ok);
+  CHECK(!v.figures.no_expiry);
+  CHECK(v.figures.ttl == Millis(40'000));       // the last permit's lease end frees it
+  CHECK(v.figures.held_for == Millis(9000));    // the oldest permit
+  CHECK(v.figures.renewed_ago == Millis(2000)); // the latest renewal among the holders
+  // A permit without a lease (-1) is a lock that never frees itself.
+  state.holders[0].ttl = Millis(-1);
+  CHECK(judge_lock(state, spec, {}).state == CheckState::critical);
+}

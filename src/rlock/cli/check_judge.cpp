@@ -35,6 +35,26 @@ std::optional<long long> check_oldest_acquisition(const lock::LockState& state) 
   return oldest;
 }
 
+// The latest time any holder's record says its lease was set: its last
+// renewal, else its acquisition.
+std::optional<long long> check_latest_renewal(const lock::LockState& state) {
+  std::optional<long long> latest;
+  auto take = [&](const std::optional<lock::HolderRecord>& record) {
+    if (!record) {
+      return;
+    }
+    auto at = record->renewed_at_ms ? record->renewed_at_ms : record->acquired_at_ms;
+    if (at && (!latest || *at > *latest)) {
+      latest = at;
+    }
+  };
+  take(state.record);
+  for (const auto& holder : state.holders) {
+    take(holder.record);
+  }
+  return latest;
+}
+
 Millis check_since(long long now_ms, long long then_ms) {
   return Millis(std::max(0LL, now_ms - then_ms));
 }
@@ -65,7 +85,20 @@ LockFigures figures_of(const lock::LockState& state) {
   figures.waiters = static_cast<long long>(state.waiters.size());
   const auto now = state.server_now_ms;
   if (figures.held) {
-    if (state.ttl.count() >= 0) {
+    if (state.mode == "semaphore") {
+      // Its key never expires (Redisson's layout): each permit has its own
+      // lease, and it is free once the last one ends.
+      for (const auto& permit : state.holders) {
+        if (permit.ttl.count() == -1) {
+          figures.no_expiry = true;
+        } else if (permit.ttl.count() >= 0 && (!figures.ttl || permit.ttl > *figures.ttl)) {
+          figures.ttl = permit.ttl;
+        }
+      }
+      if (figures.no_expiry) {
+        figures.ttl.reset();
+      }
+    } else if (state.ttl.count() >= 0) {
       figures.ttl = state.ttl;
     } else if (state.ttl.count() == -1) {
       figures.no_expiry = true;
@@ -73,12 +106,8 @@ LockFigures figures_of(const lock::LockState& state) {
     if (auto acquired = check_oldest_acquisition(state); acquired && now) {
       figures.held_for = check_since(*now, *acquired);
     }
-    if (state.record && now) {
-      if (state.record->renewed_at_ms) {
-        figures.renewed_ago = check_since(*now, *state.record->renewed_at_ms);
-      } else if (state.record->acquired_at_ms) {
-        figures.renewed_ago = check_since(*now, *state.record->acquired_at_ms);
-      }
+    if (auto renewed = check_latest_renewal(state); renewed && now) {
+      figures.renewed_ago = check_since(*now, *renewed);
     }
   } else {
     figures.held_for = Millis(0);

@@ -46,11 +46,11 @@ struct LockFigures {
   // Since the oldest acquisition rlock recorded (its record, or a reader's or
   // a permit's); 0 when free.
   std::optional<Millis> held_for;
-  std::optional<Millis> ttl; // the lease left when held with an expiry
-  bool no_expiry = false;    // held, and the key has no expiry
+  std::optional<Millis> ttl; // the lease left when held with an expiry (a semaphore: its longest permit's)
+  bool no_expiry = false;    // held, and the key (a semaphore: a permit) has no expiry
   long long waiters = 0;     // a fair lock's queue
-  // Since the last renewal noted in the record, else since the acquisition
-  // (the last time the lease was set).
+  // Since the latest renewal noted in a holder's record, else its acquisition
+  // (the last time a lease was set).
   std::optional<Millis> renewed_ago;
   std::optional<long long> done_at_ms; // the last completion of run --once-per (readable)
   std::optional<Millis> done_ago;

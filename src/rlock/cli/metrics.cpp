@@ -106,7 +106,11 @@ std::string openmetrics_text(const std::vector<lock::LockState>& states) {
     if (!state.held()) {
       continue;
     }
-    const auto& record = state.record;
+    // A read-write lock's or a semaphore's record is its holders' (the first that has one).
+    auto record = state.record;
+    for (std::size_t i = 0; !record && i < state.holders.size(); ++i) {
+      record = state.holders[i].record;
+    }
     auto text = [&](const std::optional<std::string>& value) { return value ? *value : std::string(); };
     out += fmt::format(
         "rlock_lock_info{} 1\n",
