@@ -172,6 +172,11 @@ check "RLOCK UNKNOWN - check \"job\" on ...: why ($OUT)" starts "RLOCK UNKNOWN -
 check "one line on stdout, nothing on stderr" eval 'one_line && test -z "$ERR"'
 r -u "$DEAD_URL" check --match 'm:*'
 expect_rc 3 "Redis unreachable with --match: UNKNOWN"
+r -u "$DEAD_URL" check "$NASTY"
+expect_rc 3 "Redis unreachable, a hostile name: UNKNOWN"
+check "still one line, one '|' at most ($OUT)" eval 'one_line && test "$(pipes)" = 0'
+check "the name escaped in it" starts 'RLOCK UNKNOWN - check "q'"'"'uo\"te\\back\x7cbar=eq\nnl" on '
+
 for bad in "--held-longer 2h,1h" "--held-longer 1h" "--held-longer x,y" "--waiters 1" "--waiters -1,2" "--bogus" \
            "--done-within 1h --match m:*" "--done-within nope"; do
   # shellcheck disable=SC2086
