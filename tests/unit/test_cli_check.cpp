@@ -96,7 +96,8 @@ TEST_CASE("check --held-longer: a read-write lock counts from its oldest reader"
   state.mode = "read";
   state.record.reset();
   rlock::lock::HolderView reader;
-  reader.record = rlock::lock::parse_holder_record(R"({"acquired_at_ms":)" + std::to_string(k_now - 90 * k_min) + "}");
+  reader.record =
+      rlock::lock::parse_holder_record(R"({"acquired_at_ms":)" + std::to_string(k_now - 90 * k_min) + "}");
   state.holders = {reader};
   CHECK(judge_lock(state, held_longer(k_min, 80 * k_min), {}).state == CheckState::critical);
 }
@@ -108,7 +109,8 @@ TEST_CASE("check --dead-holder: CRITICAL exactly when the liveness verdict says 
   CHECK(v.state == CheckState::critical);
   CHECK(v.findings[0].detail == "pid 42 is gone");
   CHECK(judge_lock(held_for(k_min), spec, HolderVerdict{false, true, "alive"}).state == CheckState::ok);
-  CHECK(judge_lock(held_for(k_min), spec, HolderVerdict{false, false, "another host"}).state == CheckState::ok);
+  CHECK(judge_lock(held_for(k_min), spec, HolderVerdict{false, false, "another host"}).state ==
+        CheckState::ok);
   CHECK(judge_lock(held_for(k_min), spec, std::nullopt).state == CheckState::ok);
   // Without the flag a gone holder is not judged.
   CHECK(judge_lock(held_for(k_min), CheckSpec{}, HolderVerdict{true, false, "gone"}).state == CheckState::ok);
@@ -177,7 +179,8 @@ TEST_CASE("check_line: one line, the state word, perfdata after the only '|'") {
   auto spec = held_longer(k_min, 60 * k_min);
   std::vector<LockState> states{held_for(2 * k_min), free_lock()};
   states[1].name = "other";
-  std::vector<rlock::cli::LockVerdict> verdicts{judge_lock(states[0], spec, {}), judge_lock(states[1], spec, {})};
+  std::vector<rlock::cli::LockVerdict> verdicts{judge_lock(states[0], spec, {}),
+                                                judge_lock(states[1], spec, {})};
   auto line = check_line(states, verdicts, spec, true);
   CHECK(line.starts_with("RLOCK WARNING - \"job\": held 2m (over 1m) (2 locks checked, 1 held) |"));
   CHECK(line.find("'job held'=120s;60;3600;0;") != std::string::npos);
@@ -238,9 +241,10 @@ TEST_CASE("openmetrics: HELP and TYPE, samples per lock, escaped labels, # EOF")
   CHECK(text.find("rlock_lock_ttl_seconds{name=\"q\\\"\\\\\\nx\xEF\xBF\xBD\"} +Inf\n") != std::string::npos);
   CHECK(text.find("rlock_lock_waiters{name=\"job\"} 2\n") != std::string::npos);
   CHECK(text.find("rlock_lock_renewed_age_seconds{name=\"job\"} 4.000\n") != std::string::npos);
-  CHECK(text.find("rlock_job_last_done_timestamp_seconds{name=\"nightly\"} 1795478400.123\n") != std::string::npos);
-  CHECK(text.find("rlock_lock_info{name=\"job\",kind=\"rlock\",mode=\"exclusive\",holder_host=\"box\",holder_pid=\"42\"") !=
+  CHECK(text.find("rlock_job_last_done_timestamp_seconds{name=\"nightly\"} 1795478400.123\n") !=
         std::string::npos);
+  CHECK(text.find("rlock_lock_info{name=\"job\",kind=\"rlock\",mode=\"exclusive\",holder_host=\"box\",holder_"
+                  "pid=\"42\"") != std::string::npos);
   CHECK(text.find("rlock_lock_info{name=\"nightly\"") == std::string::npos);
   CHECK(text.ends_with("\n# EOF\n"));
   CHECK(rlock::cli::metric_label_value("a\"b\\c\nd") == "a\\\"b\\\\c\\nd");
@@ -256,11 +260,13 @@ TEST_CASE("check --ttl-none: a semaphore's key has no expiry by design; its perm
   rlock::lock::HolderView permit;
   permit.owner = "p1";
   permit.ttl = Millis(40'000);
-  permit.record = rlock::lock::parse_holder_record(R"({"acquired_at_ms":)" + std::to_string(k_now - 5000) +
-                                                   R"(,"renewed_at_ms":)" + std::to_string(k_now - 2000) + "}");
+  permit.record =
+      rlock::lock::parse_holder_record(R"({"acquired_at_ms":)" + std::to_string(k_now - 5000) +
+                                       R"(,"renewed_at_ms":)" + std::to_string(k_now - 2000) + "}");
   rlock::lock::HolderView older = permit;
   older.ttl = Millis(10'000);
-  older.record = rlock::lock::parse_holder_record(R"({"acquired_at_ms":)" + std::to_string(k_now - 9000) + "}");
+  older.record =
+      rlock::lock::parse_holder_record(R"({"acquired_at_ms":)" + std::to_string(k_now - 9000) + "}");
   state.holders = {older, permit};
   CheckSpec spec;
   spec.ttl_none = true;

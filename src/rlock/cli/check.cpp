@@ -74,9 +74,9 @@ std::string finding_text(const Finding& finding, const LockFigures& figures) {
     return fmt::format("last done {} ago (over {})", format_duration(finding.value),
                        format_duration(finding.limit));
   case Problem::never_done:
-    return finding.detail.empty() ? fmt::format("no completion recorded (--done-within {})",
-                                                format_duration(finding.limit))
-                                  : "its completion record cannot be read";
+    return finding.detail.empty()
+               ? fmt::format("no completion recorded (--done-within {})", format_duration(finding.limit))
+               : "its completion record cannot be read";
   case Problem::no_server_time:
     return "the server's clock was not read";
   }
@@ -98,8 +98,10 @@ std::string perf_label(std::string_view name, std::string_view what) {
   std::string label = check_name(name) + " " + std::string(what);
   std::string out = "'";
   for (char c : label) {
-    out += c == '\'' ? std::string("''") : c == '=' ? std::string("\\x3d") : c == '|' ? std::string("\\x7c")
-                                                                                      : std::string(1, c);
+    out += c == '\''  ? std::string("''")
+           : c == '=' ? std::string("\\x3d")
+           : c == '|' ? std::string("\\x7c")
+                      : std::string(1, c);
   }
   return out + "'";
 }
@@ -137,7 +139,8 @@ std::string check_line(const std::vector<lock::LockState>& states, const std::ve
   for (const auto& verdict : verdicts) {
     held += verdict.figures.held ? 1 : 0;
   }
-  std::string counts = fmt::format("{} lock{} checked, {} held", states.size(), states.size() == 1 ? "" : "s", held);
+  std::string counts =
+      fmt::format("{} lock{} checked, {} held", states.size(), states.size() == 1 ? "" : "s", held);
   if (states.empty()) {
     text = named ? "no locks named" : "no locks found";
   } else if (bad == 0) {
@@ -158,8 +161,10 @@ std::string check_line(const std::vector<lock::LockState>& states, const std::ve
     add(name, "held", perf_seconds(figures.held_for),
         perf_threshold_seconds(spec.held_longer ? std::optional(spec.held_longer->warn) : std::nullopt),
         perf_threshold_seconds(spec.held_longer ? std::optional(spec.held_longer->crit) : std::nullopt));
-    add(name, "ttl", figures.no_expiry ? std::string("U") : perf_seconds(figures.held ? figures.ttl : Millis(0)), "", "");
-    add(name, "waiters", std::to_string(figures.waiters), spec.waiters ? std::to_string(spec.waiters->warn) : "",
+    add(name, "ttl",
+        figures.no_expiry ? std::string("U") : perf_seconds(figures.held ? figures.ttl : Millis(0)), "", "");
+    add(name, "waiters", std::to_string(figures.waiters),
+        spec.waiters ? std::to_string(spec.waiters->warn) : "",
         spec.waiters ? std::to_string(spec.waiters->crit) : "");
     add(name, "renewed_age", perf_seconds(figures.renewed_ago), "", "");
     if (spec.done_within || states[i].last_done) {
@@ -192,7 +197,8 @@ int cmd_check(Context& ctx) {
     std::optional<lock::HolderVerdict> holder;
     if (inv.check.dead_holder && state.held()) {
       // The very verdict force-unlock --if-dead acts on.
-      holder = lock::judge_holder(state, here, [](long long pid) { return process_start(static_cast<pid_t>(pid)); });
+      holder = lock::judge_holder(state, here,
+                                  [](long long pid) { return process_start(static_cast<pid_t>(pid)); });
     }
     verdicts.push_back(judge_lock(state, inv.check, holder));
   }

@@ -59,14 +59,14 @@ LockFigures figures_of(const lock::LockState& state);
 
 // One thing check found wrong with a lock.
 enum class Problem {
-  held_too_long,   // value: held for; limit: the threshold crossed
+  held_too_long,      // value: held for; limit: the threshold crossed
   held_since_unknown, // --held-longer on a held lock with no acquisition time (no rlock record)
-  holder_dead,     // --dead-holder: detail is the liveness verdict's why
-  too_many_waiters, // count: waiters; limit_count: the threshold crossed
-  no_expiry,       // --ttl-none
-  done_too_long_ago, // value: since the last completion; limit: DUR
-  never_done,      // --done-within: no completion recorded (or none readable: detail says)
-  no_server_time,  // a time-based check without the server's clock
+  holder_dead,        // --dead-holder: detail is the liveness verdict's why
+  too_many_waiters,   // count: waiters; limit_count: the threshold crossed
+  no_expiry,          // --ttl-none
+  done_too_long_ago,  // value: since the last completion; limit: DUR
+  never_done,         // --done-within: no completion recorded (or none readable: detail says)
+  no_server_time,     // a time-based check without the server's clock
 };
 
 struct Finding {
