@@ -58,7 +58,7 @@ std::string perf_threshold_seconds(const std::optional<Millis>& ms) {
   return text.substr(0, text.size() - 1); // thresholds carry no unit
 }
 
-std::string finding_text(const Finding& finding, const LockFigures& figures) {
+std::string finding_text(const Finding& finding) {
   switch (finding.problem) {
   case Problem::held_too_long:
     return fmt::format("held {} (over {})", format_duration(finding.value), format_duration(finding.limit));
@@ -80,7 +80,6 @@ std::string finding_text(const Finding& finding, const LockFigures& figures) {
   case Problem::no_server_time:
     return "the server's clock was not read";
   }
-  (void)figures;
   return "";
 }
 
@@ -131,7 +130,7 @@ std::string check_line(const std::vector<lock::LockState>& states, const std::ve
     ++bad;
     std::string what;
     for (const auto& finding : verdict.findings) {
-      what += (what.empty() ? "" : ", ") + finding_text(finding, verdict.figures);
+      what += (what.empty() ? "" : ", ") + finding_text(finding);
     }
     text += fmt::format("{}{}: {}", text.empty() ? "" : "; ", "\"" + check_name(states[i].name) + "\"", what);
   }
