@@ -65,6 +65,20 @@ check "says held without an expiry" has '"job": held without an expiry'
 check "ttl perfdata U" has "'job ttl'=U;;;0;"
 r check job
 expect_rc 0 "without --ttl-none the same lock is OK"
+# Another tool's lock (SET NX without PX): rlock cannot tell since when it is held.
+rcli SET foreign x >/dev/null
+r check foreign --ttl-none
+expect_rc 2 "a foreign key without expiry, --ttl-none: CRITICAL"
+r check foreign --held-longer 1h,2h
+expect_rc 3 "--held-longer on a lock without rlock's record: UNKNOWN"
+check "says held since an unknown time" starts 'RLOCK UNKNOWN - "foreign": held since an unknown time'
+r acquire fresh --ttl 60s
+r check foreign fresh --held-longer 1h,2h
+expect_rc 3 "... and a fresh lock beside it does not hide that (UNKNOWN over OK)"
+held_since fresh $(( 3 * H ))
+r check foreign fresh --held-longer 1h,2h
+expect_rc 2 "... but a CRITICAL one beside it wins (CRITICAL over UNKNOWN)"
+rcli DEL foreign >/dev/null
 # A semaphore's key never expires by design: each permit has its own lease.
 r acquire --limit 2 sem --ttl 60s
 r check sem --ttl-none
