@@ -56,7 +56,7 @@ _rlock() {
     cword=$COMP_CWORD
   fi
 
-  local subcommands="acquire release renew status force-unlock run doctor"
+  local subcommands="acquire release renew status force-unlock run doctor check"
   local global="-u --url --password-file --connect-timeout --io-timeout --sync-replicas --tls-ca-file
     --tls-cert --tls-key --tls-server-name --tls-insecure --json -q --quiet -v --verbose
     -E --conflict-exit-code --version -h --help"
@@ -91,12 +91,28 @@ _rlock() {
   done
 
   case $prev in
-    --password-file | --tls-ca-file | --tls-cert | --tls-key)
+    --password-file | --tls-ca-file | --tls-cert | --tls-key | --output)
       COMPREPLY=($(compgen -f -- "$cur"))
       return
       ;;
     --on-lost)
       COMPREPLY=($(compgen -W "term kill ignore" -- "$cur"))
+      return
+      ;;
+    --format)
+      COMPREPLY=($(compgen -W "text json openmetrics" -- "$cur"))
+      return
+      ;;
+    --held-longer)
+      COMPREPLY=($(compgen -W "30m,1h 1h,2h 2h,6h" -- "$cur"))
+      return
+      ;;
+    --waiters)
+      COMPREPLY=($(compgen -W "1,5 5,10 10,50" -- "$cur"))
+      return
+      ;;
+    --done-within)
+      COMPREPLY=($(compgen -W "1h 2h 26h 8d" -- "$cur"))
       return
       ;;
     --if-unavailable)
@@ -140,7 +156,8 @@ _rlock() {
     acquire) opts="--ttl -w --wait -n --no-wait --owner $modes --json -h --help" ;;
     release) opts="--owner --all $modes --json -h --help" ;;
     renew) opts="--owner --ttl $modes --json -h --help" ;;
-    status) opts="--match --watch --json -h --help" ;;
+    status) opts="--match --watch --format --output --json -h --help" ;;
+    check) opts="--match --held-longer --dead-holder --waiters --ttl-none --done-within -h --help" ;;
     force-unlock) opts="--if-dead --json -h --help" ;;
     doctor) opts="--json -h --help" ;;
     run) opts="--ttl -w --wait -n --no-wait $modes --on-lost --kill-after --hold-min --max-hold --wait-descendants

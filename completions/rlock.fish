@@ -74,7 +74,7 @@ end
 
 # A NAME position: a subcommand that takes lock names, and (run) not yet in CMD.
 function __rlock_wants_name
-    __rlock_using acquire release renew status force-unlock run
+    __rlock_using acquire release renew status force-unlock run check
     and not __rlock_in_command
     and not string match -q -- '-*' (commandline -ct)
 end
@@ -121,6 +121,7 @@ complete -c rlock -n __rlock_no_subcommand -a status -d 'Show who holds locks, s
 complete -c rlock -n __rlock_no_subcommand -a force-unlock -d 'Remove a lock whoever holds it'
 complete -c rlock -n __rlock_no_subcommand -a run -d 'Hold a lock while a command runs'
 complete -c rlock -n __rlock_no_subcommand -a doctor -d 'Check what threatens lock safety on the server(s)'
+complete -c rlock -n __rlock_no_subcommand -a check -d 'Monitoring plugin: OK/WARNING/CRITICAL/UNKNOWN for stuck locks'
 
 # Global options (before the subcommand).
 complete -c rlock -n __rlock_no_subcommand -s u -l url -x -d 'Redis URL (several: one Redlock)' \
@@ -171,6 +172,19 @@ complete -c rlock -n '__rlock_using acquire release renew run' -l limit -x -a '1
 complete -c rlock -n '__rlock_using status' -l match -x -d 'Glob pattern of lock names to list (SCAN MATCH)'
 complete -c rlock -n '__rlock_using status' -l watch -d 'Show it again every DUR (optional) until interrupted'
 complete -c rlock -n '__rlock_using status; and __fish_prev_arg_in --watch' -a "$durations" -d duration
+complete -c rlock -n '__rlock_using status' -l format -x -a 'text json openmetrics' \
+    -d 'Output: text, json or openmetrics (Prometheus text format)'
+complete -c rlock -n '__rlock_using status' -l output -r -F -d 'Write the json or openmetrics output to FILE atomically'
+
+# check (a monitoring plugin).
+complete -c rlock -n '__rlock_using check' -l match -x -d 'Check every lock matching this glob'
+complete -c rlock -n '__rlock_using check' -l held-longer -x -a '30m,1h 1h,2h 2h,6h' \
+    -d 'WARNING/CRITICAL when held longer than WARN,CRIT'
+complete -c rlock -n '__rlock_using check' -l dead-holder -d 'CRITICAL when force-unlock --if-dead would remove it'
+complete -c rlock -n '__rlock_using check' -l waiters -x -a '1,5 5,10' -d 'WARNING/CRITICAL above WARN,CRIT waiters'
+complete -c rlock -n '__rlock_using check' -l ttl-none -d 'CRITICAL when held without an expiry'
+complete -c rlock -n '__rlock_using check' -l done-within -x -a '1h 26h 8d' \
+    -d 'CRITICAL when a once-per job last completed longer ago than DUR'
 complete -c rlock -n '__rlock_using force-unlock' -l if-dead \
     -d 'Remove it only when its recorded holder process on this host is gone'
 

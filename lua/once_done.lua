@@ -3,7 +3,10 @@
 --
 -- Windows are consecutive DUR-long intervals since the Unix epoch on this
 -- server's clock (TIME): the record is for the window `now` falls in, and it
--- expires at that window's end (PEXPIREAT). It is written only while `owner`
+-- expires 30 days after that window's end (PEXPIREAT), so `rlock check
+-- --done-within` still finds the last completion after its window ended (a
+-- nightly job's record is read on the next day before the job runs again).
+-- A record of an earlier window never counts as done in this one. It is written only while `owner`
 -- holds the plain lock hash NAME (RLock or RFairLock layout): a holder that lost
 -- the lock records nothing. `run` sends it after CMD exited 0 and before it
 -- releases, so no other host can take the lock in between and miss the record.
@@ -15,9 +18,7 @@
 --
 -- A request may arrive twice (its reply was lost and the client sent it again):
 -- a resend finds its own op id in the record and answers what the first send
--- did, unchanged. (One whose record has expired meanwhile, the window having
--- ended, records the completion again in the window it now falls in: still one
--- record of one completion.)
+-- did, unchanged.
 --
 -- KEYS[1] lock name   KEYS[2] the record: rlock_done:{NAME} (NAME's hash slot)
 -- ARGV[1] owner token   ARGV[2] window length in ms (a whole number >= 1)
@@ -73,5 +74,5 @@ local record = cjson.encode({
   command = ARGV[5], done_at_ms = now, exit = tonumber(ARGV[6]), version = ARGV[7], op = op,
 })
 redis.call('SET', done, record)
-redis.call('PEXPIREAT', done, finish)
+redis.call('PEXPIREAT', done, finish + 30 * 86400000)
 return {1, start, finish, now}

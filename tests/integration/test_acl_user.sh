@@ -76,6 +76,10 @@ ra run --limit 2 lock:sem -- true
 expect_rc 0 "run --limit 2"
 ra status lock:sem lock:rw lock:f
 expect_rc 1 "status of free locks of every layout (1: free)"
+ra check lock:once --done-within 1h --held-longer 1h,2h --ttl-none --waiters 1,2
+expect_rc 0 "check (a monitoring plugin): nothing more than status needs"
+ra status --format openmetrics --match 'lock:*'
+expect_rc 0 "status --format openmetrics"
 # waiting: SUBSCRIBE on each layout's channel, woken by a release
 for mode in "" --fair -s --limit=1; do
   ra acquire lock:w $mode --ttl 20s --owner holder

@@ -313,3 +313,54 @@ TEST_CASE("status --names: the completions' helper, hidden from --help") {
   usage_error({"status", "X", "--names"}, "status --names lists the locks found (all, or those of --match");
   CHECK(rlock::cli::help_text("status").find("--names") == std::string::npos);
 }
+
+TEST_CASE("check: thresholds WARN,CRIT, the flags, and what is refused") {
+  g_env.clear();
+  auto inv = parse({"check", "a", "b", "--held-longer", "30m,2h", "--waiters", "0,5", "--dead-holder", "--ttl-none",
+                    "--done-within", "26h"});
+  CHECK(inv.sub->name == "check");
+  CHECK(inv.names == std::vector<std::string>{"a", "b"});
+  REQUIRE(inv.check.held_longer);
+  CHECK(inv.check.held_longer->warn == rlock::Millis(30 * 60'000));
+  CHECK(inv.check.held_longer->crit == rlock::Millis(2 * 3'600'000));
+  REQUIRE(inv.check.waiters);
+  CHECK(inv.check.waiters->warn == 0);
+  CHECK(inv.check.waiters->crit == 5);
+  CHECK(inv.check.dead_holder);
+  CHECK(inv.check.ttl_none);
+  CHECK(inv.check.done_within == rlock::Millis(26 * 3'600'000));
+  CHECK(parse({"check", "--match", "job:*"}).match == "job:*");
+  CHECK(parse({"check", "a", "a"}).names.size() == 2); // reads only, as status
+  usage_error({"check", "a", "--held-longer", "2h,1h"}, "WARN is above CRIT");
+  usage_error({"check", "a", "--held-longer", "1h"}, "is not WARN,CRIT");
+  usage_error({"check", "a", "--held-longer", "1h,2h,3h"}, "is not WARN,CRIT");
+  usage_error({"check", "a", "--waiters", "x,2"}, "'x' is not a count");
+  usage_error({"check", "a", "--waiters", "-1,2"}, "'-1' is not a count");
+  usage_error({"check", "a", "--match", "x*"}, "give lock names or --match, not both");
+  usage_error({"check", "--match", "x*", "--done-within", "1h"}, "--done-within needs the jobs' NAMEs");
+  usage_error({"check", "a", "--json"}, "it has no --json");
+  usage_error({"-u", "redis://h:1", "-u", "redis://h:2", "check", "a", "--dead-holder"}, "--dead-holder takes one URL");
+  usage_error({"-u", "redis://h:1", "-u", "redis://h:2", "check", "a", "--done-within", "1h"}, "--done-within takes one URL");
+  CHECK(parse({"-u", "redis://h:1", "-u", "redis://h:2", "check", "a", "--held-longer", "1h,2h"}).check.held_longer);
+}
+
+TEST_CASE("status --format: text, json (= --json), openmetrics; --output") {
+  g_env.clear();
+  CHECK(parse({"status"}).format == rlock::cli::StatusFormat::text);
+  CHECK(parse({"status", "--json"}).format == rlock::cli::StatusFormat::json);
+  auto inv = parse({"status", "--format", "json"});
+  CHECK(inv.format == rlock::cli::StatusFormat::json);
+  CHECK(inv.global.json);
+  inv = parse({"status", "--format", "openmetrics", "--output", "/tmp/x.prom"});
+  CHECK(inv.format == rlock::cli::StatusFormat::openmetrics);
+  CHECK(!inv.global.json);
+  CHECK(inv.output == "/tmp/x.prom");
+  CHECK(parse({"--json", "status", "--format", "json"}).global.json);
+  usage_error({"--json", "status", "--format", "openmetrics"}, "--json and --format openmetrics exclude each other");
+  usage_error({"--json", "status", "--format", "text"}, "--json and --format text exclude each other");
+  usage_error({"status", "--format", "yaml"}, "yaml not in {text,json,openmetrics}");
+  usage_error({"status", "--output", "/tmp/x"}, "--output writes --format json or openmetrics");
+  usage_error({"status", "--format", "openmetrics", "--watch", "1s"}, "openmetrics takes no --watch");
+  usage_error({"status", "--format", "json", "--output", "/tmp/x", "--watch", "1s"}, "--output takes no --watch");
+  usage_error({"status", "--format", "openmetrics", "--names"}, "openmetrics takes no --names");
+}

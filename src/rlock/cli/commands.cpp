@@ -1,5 +1,8 @@
+#include <rlock/cli/check.hpp>
 #include <rlock/cli/commands.hpp>
 #include <rlock/cli/exit.hpp>
+#include <rlock/cli/context.hpp>
+#include <rlock/cli/metrics.hpp>
 #include <rlock/cli/render.hpp>
 #include <rlock/cli/secrets.hpp>
 #include <rlock/cli/table.hpp>
@@ -85,13 +88,6 @@ lock::HolderInfo holder_info(pid_t pid, std::string command) {
 }
 
 } // namespace
-
-struct Context {
-  const Invocation& inv;
-  std::unique_ptr<lock::Store> store;
-  std::vector<lock::LockKeys> locks; // of each name (acquire, release, renew, force-unlock, run)
-  std::string label;                 // "run \"NAME\" on URL", for messages
-};
 
 namespace {
 
@@ -402,7 +398,14 @@ int cmd_status(Context& ctx) {
     return watch_status(ctx);
   }
   auto states = status_states(ctx);
-  if (inv.global.json) {
+  if (inv.format == StatusFormat::openmetrics || inv.output) {
+    auto text = inv.format == StatusFormat::openmetrics ? openmetrics_text(states) : status_json_text(states);
+    if (inv.output) {
+      write_file_atomically(*inv.output, text);
+    } else {
+      fmt::print("{}", text);
+    }
+  } else if (inv.global.json) {
     fmt::print("{}", status_json_text(states));
   } else {
     fmt::print("{}", status_table(states, stdout_style(), !inv.names.empty()));
@@ -650,6 +653,9 @@ constexpr Subcommand k_subcommands[] = {
     {.name = "doctor",
      .summary = "Check what threatens lock safety on the server(s): eviction, persistence...",
      .handler = cmd_doctor},
+    {.name = "check",
+     .summary = "Monitoring plugin (Nagios, Icinga...): stuck locks, dead holders, missed once-per jobs",
+     .handler = cmd_check},
 };
 } // namespace
 
@@ -714,6 +720,9 @@ constexpr Millis k_final_flush{1000};
 int main_unflushed(int argc, char** argv) {
   std::string context;
   int conflict_exit_code = k_default_conflict_exit_code; // -E's, once parsed
+  // check is a monitoring plugin: every error is UNKNOWN (3), one line on
+  // stdout (argv is read again only on the way out, so no other command pays).
+  auto plugin = [&] { return is_check(subcommand_in(argc, argv)); };
   try {
     auto parsed = parse(argc, argv, getenv_wrapper);
     scrub_argv(argc, argv); // parsed: the password is in rlock's memory now
@@ -732,6 +741,9 @@ int main_unflushed(int argc, char** argv) {
     }
     return execute(*parsed.invocation, context);
   } catch (const Error& e) {
+    if (plugin()) {
+      return check_unknown(context, e.what());
+    }
     std::fflush(stdout);
     if (context.empty()) {
       log::error("{}", e.what());
@@ -740,6 +752,9 @@ int main_unflushed(int argc, char** argv) {
     }
     return exit_code(e, conflict_exit_code);
   } catch (const std::exception& e) {
+    if (plugin()) {
+      return check_unknown(context, fmt::format("internal error: {}", e.what()));
+    }
     log::error("{}{}internal error: {}", context, context.empty() ? "" : ": ", e.what());
     return exit_code(Outcome::failed, conflict_exit_code);
   }

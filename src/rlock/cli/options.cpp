@@ -44,6 +44,13 @@ struct Raw {
   std::string match;
   std::string watch; // "" unless --watch was given (k_default_watch when given without DUR)
   bool list_names = false;
+  std::string format;
+  std::string output;
+  std::string held_longer;
+  bool dead_holder = false;
+  std::string waiters;
+  bool ttl_none = false;
+  std::string done_within;
   std::string on_lost = "term";
   std::string kill_after = format_duration(k_default_kill_after);
   std::string hold_min;
@@ -75,7 +82,7 @@ std::string footer() {
   return fmt::format("Durations: 500ms, 30s, 5m, 2h, 1h30m, 1d, or seconds (0.5).\n"
                      "Exit status: {} ok, {} not held, {} usage, {} Redis unavailable, {} internal, {} busy\n"
                      "(-E), {} lock lost (while CMD ran, or while waiting for more names), {} auth\n"
-                     "denied; run exits with CMD's status.\n"
+                     "denied; run exits with CMD's status; check with 0-3 (Monitoring Plugins).\n"
                      "See rlock(1) for the data format, the environment and safety notes.",
                      code(ExitCode::ok), code(ExitCode::not_held), code(ExitCode::usage),
                      code(ExitCode::unavailable), code(ExitCode::software), code(ExitCode::busy),
@@ -219,6 +226,38 @@ std::unique_ptr<App> make_app() {
   // of the locks found, one a line, nothing else (rlock(1), FILES).
   status->add_flag("--names", raw.list_names, "Print only the names of the locks found, one a line")
       ->group("");
+
+  status->add_option("--format", raw.format,
+                     "Output: text (a table), json (as --json) or openmetrics (the Prometheus text format, "
+                     "for node_exporter's textfile collector)")
+      ->type_name("FORMAT")
+      ->check(CLI::IsMember({"text", "json", "openmetrics"}));
+  status->add_option("--output", raw.output,
+                     "Write the json or openmetrics output to FILE atomically (a temp file beside it, then "
+                     "renamed) instead of stdout")
+      ->type_name("FILE");
+
+  auto* check = a->subs["check"];
+  check->add_option("NAME", raw.names, "Locks to check (default: every lock found, or those of --match)");
+  check->add_option("--match", raw.match, "Check every lock whose name matches this glob (as status --match)")
+      ->type_name("PATTERN");
+  check->add_option("--held-longer", raw.held_longer,
+                    "WARNING when a lock is held for more than WARN, CRITICAL for more than CRIT")
+      ->type_name("WARN,CRIT");
+  check->add_flag("--dead-holder", raw.dead_holder,
+                  "CRITICAL when force-unlock --if-dead would remove a lock: its holder process on this host "
+                  "is gone");
+  check->add_option("--waiters", raw.waiters,
+                    "WARNING when more than WARN waiters queue for a fair lock, CRITICAL for more than CRIT")
+      ->type_name("WARN,CRIT");
+  check->add_flag("--ttl-none", raw.ttl_none, "CRITICAL when a lock is held without an expiry");
+  check->add_option("--done-within", raw.done_within,
+                    "For run --once-per jobs: CRITICAL when NAME's last completion is older than DUR, or none "
+                    "is recorded")
+      ->type_name("DUR");
+  check->footer("Exit status (Monitoring Plugins): 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (Redis\n"
+                "unreachable, denied, a usage error); one line on stdout: RLOCK STATE - ... | perfdata.\n"
+                "-E does not apply.");
 
   auto* force = a->subs["force-unlock"];
   force->add_option("NAME", raw.names, "Lock name")->required()->expected(1);
@@ -416,6 +455,89 @@ std::optional<Millis> optional_duration(const std::string& text, std::string_vie
   return parse_duration(text, flag);
 }
 
+// WARN,CRIT of --held-longer (durations) or --waiters (counts), warn <= crit.
+template <class T, class Parse>
+Thresholds<T> parse_thresholds(const std::string& text, std::string_view flag, Parse&& parse) {
+  auto comma = text.find(',');
+  if (comma == std::string::npos || text.find(',', comma + 1) != std::string::npos) {
+    throw UsageError(fmt::format("{}: '{}' is not WARN,CRIT (two values, comma-separated)", flag, printable(text)));
+  }
+  Thresholds<T> thresholds{parse(text.substr(0, comma)), parse(text.substr(comma + 1))};
+  if (thresholds.warn > thresholds.crit) {
+    throw UsageError(fmt::format("{}: WARN is above CRIT in '{}'", flag, printable(text)));
+  }
+  return thresholds;
+}
+
+long long parse_count(const std::string& text, std::string_view flag) {
+  long long value = -1;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < 0) {
+    throw UsageError(fmt::format("{}: '{}' is not a count (0 or more)", flag, printable(text)));
+  }
+  return value;
+}
+
+// status --format and --output.
+void convert_status_output(const Raw& raw, Invocation& inv) {
+  if (raw.format.empty() || raw.format == "text") {
+    inv.format = inv.global.json ? StatusFormat::json : StatusFormat::text;
+    if (inv.global.json && raw.format == "text") {
+      throw UsageError("status: --json and --format text exclude each other");
+    }
+  } else {
+    inv.format = raw.format == "json" ? StatusFormat::json : StatusFormat::openmetrics;
+    if (inv.global.json && inv.format != StatusFormat::json) {
+      throw UsageError(fmt::format("status: --json and --format {} exclude each other", raw.format));
+    }
+    inv.global.json = inv.format == StatusFormat::json; // --format json is --json
+  }
+  if (!raw.output.empty()) {
+    inv.output = raw.output;
+    if (inv.format == StatusFormat::text) {
+      throw UsageError("status --output writes --format json or openmetrics (the table is for people)");
+    }
+  }
+  if ((inv.output || inv.format == StatusFormat::openmetrics) && (inv.watch || inv.list_names)) {
+    throw UsageError(fmt::format("status {} takes no {}", inv.output ? "--output" : "--format openmetrics",
+                                 inv.watch ? "--watch (run it from cron or a timer instead)" : "--names"));
+  }
+}
+
+// check's thresholds.
+void convert_check(const Raw& raw, Invocation& inv) {
+  auto& spec = inv.check;
+  if (!raw.held_longer.empty()) {
+    spec.held_longer = parse_thresholds<Millis>(
+        raw.held_longer, "--held-longer", [](const std::string& text) { return parse_duration(text, "--held-longer"); });
+  }
+  if (!raw.waiters.empty()) {
+    spec.waiters = parse_thresholds<long long>(
+        raw.waiters, "--waiters", [](const std::string& text) { return parse_count(text, "--waiters"); });
+  }
+  spec.dead_holder = raw.dead_holder;
+  spec.ttl_none = raw.ttl_none;
+  if (!raw.done_within.empty()) {
+    spec.done_within = parse_duration(raw.done_within, "--done-within");
+  }
+  if (inv.sub->name != "check") {
+    return;
+  }
+  if (inv.global.json) {
+    throw UsageError("check prints the Monitoring Plugins' line; it has no --json (see status --json)");
+  }
+  if (spec.dead_holder && inv.global.urls.size() > 1) {
+    throw UsageError("--dead-holder takes one URL, as force-unlock --if-dead: a Redlock's holder record is per master");
+  }
+  if (spec.done_within && inv.global.urls.size() > 1) {
+    throw UsageError("--done-within takes one URL, as run --once-per: a Redlock has no one place for the record");
+  }
+  if (spec.done_within && inv.names.empty()) {
+    throw UsageError("--done-within needs the jobs' NAMEs: --match lists only locks held now, and a job that "
+                     "is not running holds none");
+  }
+}
+
 Invocation convert(const App& a, std::vector<std::string> child_argv, const char* (*env)(const char*)) {
   const Raw& raw = a.raw;
   Invocation inv;
@@ -513,7 +635,7 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   }
   inv.match = raw.match;
   if (!inv.match.empty() && !inv.names.empty()) {
-    throw UsageError("status: give lock names or --match, not both");
+    throw UsageError(fmt::format("{}: give lock names or --match, not both", sub_name));
   }
   inv.list_names = raw.list_names;
   if (inv.list_names && !inv.names.empty()) {
@@ -522,6 +644,8 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   if (inv.list_names && inv.watch) {
     throw UsageError("status --names prints the names once; it does not take --watch");
   }
+  convert_status_output(raw, inv);
+  convert_check(raw, inv);
   inv.on_lost = raw.on_lost == "kill"     ? run::OnLost::kill
                 : raw.on_lost == "ignore" ? run::OnLost::ignore
                                           : run::OnLost::term;
@@ -698,6 +822,12 @@ ParseResult parse(int argc, const char* const* argv, const char* (*env)(const ch
   }
   result.invocation = convert(*a, std::move(child_argv), env);
   return result;
+}
+
+const Subcommand* subcommand_in(int argc, const char* const* argv) {
+  auto a = make_app();
+  const ArgvShape shape = shape_of(*a, argc, argv);
+  return shape.subcommand != 0 ? find_subcommand(argv[shape.subcommand]) : nullptr;
 }
 
 std::string version_text(bool json) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <rlock/cli/check_judge.hpp>
 #include <rlock/cli/subcommands.hpp>
 #include <rlock/core/defaults.hpp>
 #include <rlock/core/duration.hpp>
@@ -40,6 +41,9 @@ enum class IfUnavailable {
   run,  // run CMD without a lock (RLOCK_UNLOCKED=1), exit with its status
 };
 
+// status --format (--json is json).
+enum class StatusFormat { text, json, openmetrics };
+
 // Every subcommand's options in one struct; each subcommand reads its own.
 struct Invocation {
   GlobalOptions global;
@@ -54,6 +58,9 @@ struct Invocation {
   std::string match;                   // status --match
   std::optional<Millis> watch;         // status --watch: redraw interval
   bool list_names = false;             // status --names (hidden: for the completions)
+  StatusFormat format = StatusFormat::text; // status --format (json also with --json)
+  std::optional<std::string> output;   // status --output FILE (written atomically)
+  CheckSpec check;                     // check: what to judge (its thresholds)
   run::OnLost on_lost = run::OnLost::term; // run
   Millis kill_after = k_default_kill_after; // run
   std::optional<Millis> hold_min;      // run
@@ -77,6 +84,11 @@ struct ParseResult {
 // (exit 64) for every bad flag, value, duration, URL or name, and for a
 // --tls-* flag when no URL uses TLS.
 ParseResult parse(int argc, const char* const* argv, const char* (*env)(const char*));
+
+// The subcommand argv names, read as parse() reads it (nullptr: none or an
+// unknown one), for the top-level handler to know before parsing whether
+// errors are reported the monitoring plugin's way (check). No side effects.
+const Subcommand* subcommand_in(int argc, const char* const* argv);
 
 // What --version prints: "rlock 0.1.0 (git abc1234)\n", or with --json
 // {"version":"0.1.0","revision":"abc1234"} and a newline (the revision: see

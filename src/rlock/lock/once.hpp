@@ -28,7 +28,7 @@ enum class OnceVerdict {
   done,       // a completion in this window: do not run
   unreadable, // a key with an expiry whose completion time cannot be read:
               // taken as done (do not run: the safe side for a run-once job);
-              // it goes away by its expiry, at the latest at its window's end
+              // it goes away by its expiry
 };
 
 // The verdict on `record` (nullopt: no key) at server time `now_ms` for windows

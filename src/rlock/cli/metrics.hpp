@@ -1,0 +1,30 @@
+#pragma once
+
+#include <rlock/lock/lock.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rlock::cli {
+
+// `status --format openmetrics`: the locks as the Prometheus text exposition
+// format (version 0.0.4, what `promtool check metrics` and node_exporter's
+// textfile collector read): only gauges, each family with its HELP and TYPE
+// lines, label values escaped (\\, \", \n; invalid UTF-8 as U+FFFD), ending
+// with "# EOF" (a comment to that format; the end marker OpenMetrics asks for).
+// Pure.
+std::string openmetrics_text(const std::vector<lock::LockState>& states);
+
+// A label value as the text format wants it: backslash, double quote and
+// newline escaped, invalid UTF-8 bytes replaced by U+FFFD. Pure.
+std::string metric_label_value(std::string_view bytes);
+
+// Writes `text` to `path` atomically: a temp file in the same directory
+// (".NAME.XXXXXX", which the textfile collector does not read, as it reads
+// only *.prom), written, flushed to disk and made readable (0644 less the
+// umask), then renamed over `path`. A reader sees the old file or the new one,
+// never a part. Throws rlock::Error (70) naming the file when it cannot.
+void write_file_atomically(const std::string& path, std::string_view text);
+
+} // namespace rlock::cli
