@@ -62,4 +62,16 @@ struct ReleasedAll {
 ReleasedAll release_all(Store& store, const std::vector<LockKeys>& locks, Mode mode, const std::string& owner,
                         bool all, redis::RetryPolicy::Mode retry = redis::RetryPolicy::Mode::one_shot) noexcept;
 
+// `rlock renew A B C`: renews every lock in the order given, each
+// independently (one that fails or is not `owner`'s does not stop the
+// others), for `lease` (0: the lease it was taken with), each request by
+// `retry`'s policy. Results in the order of `locks`; a lock whose renewal
+// threw has its exception in `errors` (same index).
+struct RenewedAll {
+  std::vector<RenewResult> results;
+  std::vector<std::exception_ptr> errors; // null where the renewal was answered
+};
+RenewedAll renew_all(Store& store, const std::vector<LockKeys>& locks, Mode mode, const std::string& owner,
+                     Millis lease, redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) noexcept;
+
 } // namespace rlock::lock
