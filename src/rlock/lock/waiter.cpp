@@ -1,5 +1,7 @@
 #include <rlock/core/clock.hpp>
 #include <rlock/core/log.hpp>
+#include <rlock/core/text.hpp>
+#include <rlock/redis/errors.hpp>
 #include <rlock/lock/layouts.hpp>
 #include <rlock/lock/waiter.hpp>
 
@@ -41,13 +43,21 @@ Millis random_between(Millis low, Millis high) {
   return low + Millis(value % static_cast<unsigned>((high - low).count() + 1));
 }
 
-enum class Heard { nothing, released, lost };
+enum class Heard { nothing, released, lost, refused };
+
+// How many times a waiter subscribes again after MOVED (the slot moved; the
+// client's map is reloaded first) before it stops listening to that node.
+constexpr int k_moved_limit = 8;
 
 // A message on a subscription: a release (or any message: the attempt that
 // follows finds out), the confirmation of a SUBSCRIBE sent without awaiting
 // it, or the server ending a sharded subscription because the slot moved to
-// another node ("sunsubscribe"): then subscribe again there.
+// another node ("sunsubscribe"): then subscribe again there; or an error
+// answering the SUBSCRIBE (MOVED: the client's slot map is out of date).
 Heard classify(const redis::Reply& message) {
+  if (message.type == redis::Reply::Type::error) {
+    return Heard::refused;
+  }
   if (message.is_array() && !message.elements.empty() && message.elements[0].type == redis::Reply::Type::string) {
     const auto& kind = message.elements[0].str;
     if (kind == "sunsubscribe") {
@@ -63,7 +73,12 @@ Heard classify(const redis::Reply& message) {
 // Reads what a readable subscription has: a reply has begun (the rest within
 // 100 ms), then whatever is buffered. A broken subscription (server restart,
 // killed client) is closed: the holder's lease bounds what a lost message costs.
-Heard read_messages(redis::Connection& sub) {
+struct HeardWhat {
+  Heard heard = Heard::nothing;
+  std::string error; // Heard::refused: the error reply
+};
+
+HeardWhat read_messages(redis::Connection& sub) {
   bool read = false;
   bool release = false;
   try {
@@ -71,9 +86,12 @@ Heard read_messages(redis::Connection& sub) {
     for (auto until = Clock::now() + Millis(100); sub.read(message, until); until = Clock::now()) {
       read = true;
       switch (classify(message)) {
+      case Heard::refused:
+        sub.close();
+        return {Heard::refused, message.str};
       case Heard::lost:
         sub.close();
-        return Heard::lost;
+        return {Heard::lost, {}};
       case Heard::released:
         release = true;
         break;
@@ -87,24 +105,18 @@ Heard read_messages(redis::Connection& sub) {
   } catch (const RedisError& e) {
     log::debug("subscription lost: {}", e.what());
     sub.close();
-    return Heard::lost;
+    return {Heard::lost, {}};
   }
   // Readable but no whole reply: the attempt that follows finds out.
-  return !read || release ? Heard::released : Heard::nothing;
+  return {!read || release ? Heard::released : Heard::nothing, {}};
 }
 
 using Subscriptions = std::vector<std::optional<redis::Connection>>;
 
 // Polls the subscriptions (those connected) and the signals until `until`,
-// and tells the plan what was heard.
-void listen(Subscriptions& subs, SignalFd* signals, TimePoint until, WaitPlan& plan) {
-  auto tell = [&](std::size_t i, Heard heard) {
-    if (heard == Heard::released) {
-      plan.released(i, Clock::now());
-    } else if (heard == Heard::lost) {
-      plan.subscription_lost(i);
-    }
-  };
+// and tells `tell` what was heard on which.
+void listen(Subscriptions& subs, SignalFd* signals, TimePoint until,
+            const std::function<void(std::size_t, const HeardWhat&)>& tell) {
   bool buffered = false;
   for (std::size_t i = 0; i < subs.size(); ++i) {
     if (subs[i] && subs[i]->connected() && subs[i]->has_buffered_reply()) {
@@ -320,6 +332,34 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
   for (auto& history : sub_history) {
     history.reached = true; // subscribing comes after a busy answer
   }
+  std::vector<int> moved(n, 0); // SUBSCRIBEs answered MOVED
+  // What a subscription heard, told to the plan. A SUBSCRIBE refused with
+  // MOVED or ASK (the slot moved and the client's map has not seen it yet):
+  // subscribe again where the reloaded map says; any other refusal (an ACL
+  // without the channel): that node is not listened to, the lease end wakes.
+  auto tell = [&](std::size_t i, const HeardWhat& what) {
+    switch (what.heard) {
+    case Heard::released:
+      plan.released(i, Clock::now());
+      break;
+    case Heard::lost:
+      plan.subscription_lost(i);
+      break;
+    case Heard::refused: {
+      auto kind = error_from_reply(what.error).kind();
+      if ((kind == RedisErrorKind::moved || kind == RedisErrorKind::ask) && ++moved[i] <= k_moved_limit) {
+        on.nodes[i]->slot_map_stale();
+        plan.subscription_lost(i);
+      } else {
+        log::debug("{}: SUBSCRIBE refused: {}", on.nodes[i]->describe(), printable(what.error));
+        plan.not_listened(i);
+      }
+      break;
+    }
+    case Heard::nothing:
+      break;
+    }
+  };
   AcquireResult result;
   std::optional<RedisError> failed; // the last attempt's error, when it is waited out (quorum)
   TimePoint answered_at = Clock::now();
@@ -377,6 +417,10 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
             subs[i]->close();
             throw RedisError(RedisErrorKind::timeout, "no answer to SUBSCRIBE");
           }
+          if (classify(confirmation) == Heard::refused) {
+            tell(i, {Heard::refused, confirmation.str});
+            break;
+          }
         }
         sub_history[i] = {};
         sub_history[i].reached = true;
@@ -412,7 +456,7 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
         on_busy(shown, std::chrono::duration_cast<Millis>(plan.deadline() - now));
         next_display = now + k_display_every;
       }
-      listen(subs, signals, display ? std::min(next.until, next_display) : next.until, plan);
+      listen(subs, signals, display ? std::min(next.until, next_display) : next.until, tell);
       break;
     }
     }
