@@ -69,7 +69,7 @@ OncePerCheck check_once_per(lock::Store& store, const RunSpec& spec) {
   }
   if (!state.server_now_ms) {
     release();
-    throw Error(ExitCode::software, "the server's answer to the once-per check has no time in it");
+    throw RedisError(RedisErrorKind::protocol, "the server's answer to the once-per check has no time in it");
   }
   const long long length = spec.once_per->count();
   OncePerCheck out;

@@ -1,6 +1,6 @@
 #pragma once
 
-#include <rlock/core/errors.hpp>
+#include <rlock/redis/errors.hpp>
 #include <rlock/core/signals.hpp>
 #include <rlock/lock/several.hpp>
 #include <rlock/lock/store.hpp>
@@ -54,7 +54,7 @@ struct OncePerCheck {
 // (done, or a record that cannot be read) the locks are released before it
 // returns (a release that fails is a warning: the lock expires by its
 // lease). Releases them too before it throws: what the read threw, or
-// Error(software) for an answer without the server's time.
+// RedisError(protocol) for an answer without the server's time.
 OncePerCheck check_once_per(lock::Store& store, const RunSpec& spec);
 
 } // namespace rlock::run
