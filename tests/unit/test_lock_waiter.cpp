@@ -166,3 +166,118 @@ TEST_CASE("waiter: keep_alive never delays giving up") {
   once.busy(Millis(5'000), t0);
   CHECK(once.next(t0 + Millis(1)).step == Step::give_up);
 }
+
+// ---- several subscriptions: a Redlock quorum's masters -------------------------
+
+TEST_CASE("waiter: a quorum subscribes on every master in turn, then makes one attempt") {
+  WaitPlan plan(Millis(10'000), t0, 3, Millis(20));
+  CHECK(plan.next(t0).step == Step::attempt);
+  plan.busy(Millis(3000), t0 + Millis(1));
+  for (std::size_t i = 0; i < 3; ++i) {
+    auto next = plan.next(t0 + Millis(2));
+    CHECK(next.step == Step::subscribe);
+    CHECK(next.index == i);
+    plan.subscribed(i);
+  }
+  CHECK(plan.next(t0 + Millis(3)).step == Step::attempt); // closes the race, once for all
+  plan.busy(Millis(2990), t0 + Millis(10));
+  auto next = plan.next(t0 + Millis(10));
+  CHECK(next.step == Step::wait);
+  CHECK(next.until == t0 + Millis(3001));
+}
+
+TEST_CASE("waiter: a master that cannot be subscribed to is not listened to (best effort)") {
+  WaitPlan plan(Millis(10'000), t0, 3, Millis(20));
+  plan.busy(Millis(3000), t0);
+  plan.subscribed(0);
+  plan.not_listened(1);
+  plan.subscribed(2);
+  CHECK(plan.next(t0 + Millis(1)).step == Step::attempt);
+  plan.busy(Millis(3000), t0 + Millis(2));
+  CHECK(plan.next(t0 + Millis(3)).until == t0 + Millis(3003)); // never subscribed to again
+  // Nobody listened to at all: the holder's lease end still wakes it.
+  WaitPlan deaf(Millis(10'000), t0, 2, Millis(20));
+  deaf.busy(Millis(500), t0);
+  deaf.not_listened(0);
+  deaf.not_listened(1);
+  auto next = deaf.next(t0);
+  CHECK(next.step == Step::wait);
+  CHECK(next.until == t0 + Millis(501));
+  CHECK(deaf.next(t0 + Millis(501)).step == Step::attempt);
+}
+
+TEST_CASE("waiter: a quorum's release starts the round once every master announced it, or 20ms after the first") {
+  WaitPlan plan(Millis(10'000), t0, 3, Millis(20));
+  plan.busy(Millis(60'000), t0);
+  for (std::size_t i = 0; i < 3; ++i) {
+    plan.subscribed(i);
+  }
+  plan.busy(Millis(60'000), t0 + Millis(1));
+  plan.released(1, t0 + Millis(100));
+  auto next = plan.next(t0 + Millis(100));
+  CHECK(next.step == Step::wait);
+  CHECK(next.until == t0 + Millis(120));
+  plan.released(0, t0 + Millis(105));
+  CHECK(plan.next(t0 + Millis(105)).step == Step::wait);
+  plan.released(2, t0 + Millis(107)); // all three: at once
+  CHECK(plan.next(t0 + Millis(107)).step == Step::attempt);
+  plan.busy(Millis(60'000), t0 + Millis(108)); // taken by someone else meanwhile
+  // One master stays silent: 20ms after the first message.
+  plan.released(0, t0 + Millis(200));
+  plan.released(2, t0 + Millis(201));
+  CHECK(plan.next(t0 + Millis(219)).step == Step::wait);
+  CHECK(plan.next(t0 + Millis(220)).step == Step::attempt);
+}
+
+TEST_CASE("waiter: a quorum's lost subscription (sunsubscribe, a broken connection) is made again") {
+  WaitPlan plan(Millis(10'000), t0, 2, Millis(20));
+  plan.busy(Millis(5000), t0);
+  plan.subscribed(0);
+  plan.subscribed(1);
+  plan.busy(Millis(5000), t0 + Millis(1));
+  plan.subscription_lost(1);
+  auto next = plan.next(t0 + Millis(50));
+  CHECK(next.step == Step::subscribe);
+  CHECK(next.index == 1);
+  plan.subscribed(1);
+  CHECK(plan.next(t0 + Millis(51)).step == Step::attempt);
+  // A message from the one left listening does not wait for the lost one.
+  plan.busy(Millis(5000), t0 + Millis(52));
+  plan.subscription_lost(1);
+  plan.not_listened(1);
+  plan.released(0, t0 + Millis(60));
+  CHECK(plan.next(t0 + Millis(60)).step == Step::attempt);
+}
+
+TEST_CASE("waiter: a round without a quorum is made again when the caller says, never past the deadline") {
+  WaitPlan plan(Millis(1000), t0, 3, Millis(20));
+  plan.unanswered(t0 + Millis(10), t0 + Millis(160));
+  CHECK(plan.next(t0 + Millis(10)).step == Step::subscribe);
+  for (std::size_t i = 0; i < 3; ++i) {
+    plan.not_listened(i);
+  }
+  auto next = plan.next(t0 + Millis(11));
+  CHECK(next.step == Step::wait);
+  CHECK(next.until == t0 + Millis(160));
+  CHECK(plan.next(t0 + Millis(160)).step == Step::attempt);
+  plan.unanswered(t0 + Millis(900), t0 + Millis(1100));
+  CHECK(plan.next(t0 + Millis(901)).until == t0 + Millis(1000));
+  CHECK(plan.next(t0 + Millis(1000)).step == Step::attempt); // one last round at the deadline
+  plan.unanswered(t0 + Millis(1001), t0 + Millis(1200));
+  CHECK(plan.next(t0 + Millis(1001)).step == Step::give_up); // the caller throws its error
+  WaitPlan once(std::nullopt, t0, 3, Millis(20)); // -n
+  once.unanswered(t0, t0 + Millis(100));
+  CHECK(once.next(t0).step == Step::give_up);
+}
+
+TEST_CASE("waiter: the jitter is added to the wake-up at the holder's lease end, never past the deadline") {
+  WaitPlan plan(Millis(10'000), t0, 2, Millis(20));
+  plan.busy(Millis(1000), t0, Millis(0), Millis(37));
+  plan.not_listened(0);
+  plan.not_listened(1);
+  CHECK(plan.next(t0).until == t0 + Millis(1038));
+  plan.busy(Millis(-1), t0, Millis(0), Millis(12)); // no lease: a second, plus the jitter
+  CHECK(plan.next(t0).until == t0 + Millis(1012));
+  plan.busy(Millis(9'990), t0, Millis(0), Millis(40));
+  CHECK(plan.next(t0).until == t0 + Millis(10'000));
+}

@@ -11,6 +11,7 @@
 #include <rlock/core/proc.hpp>
 #include <rlock/core/signals.hpp>
 #include <rlock/core/text.hpp>
+#include <rlock/lock/if_dead.hpp>
 #include <rlock/lock/liveness.hpp>
 #include <rlock/lock/redlock.hpp>
 #include <rlock/lock/several.hpp>
@@ -19,6 +20,7 @@
 #include <rlock/redis/retry.hpp>
 #include <rlock/redis/tls.hpp>
 #include <rlock/redis/url.hpp>
+#include <rlock/run/acquire.hpp>
 #include <rlock/run/supervisor.hpp>
 
 #include <fmt/format.h>
@@ -152,14 +154,18 @@ std::string not_held_reason(lock::OwnerCheck check, const std::string& detail, l
   }
 }
 
+// The terminal display while waiting, when stderr shows it to a person.
+lock::NamedBusyCallback wait_display(WaitDisplay& display) {
+  bool show = isatty(STDERR_FILENO) && log::g_level != log::Level::quiet;
+  return show ? lock::NamedBusyCallback(std::ref(display)) : lock::NamedBusyCallback();
+}
+
 // Takes every lock as the invocation asks (waiting, interruptible by `signals`,
 // with the terminal display), or ends with the conflict exit code.
 std::vector<lock::AcquireResult> acquire_or_busy(Context& ctx, const lock::AcquireRequest& request,
                                                  SignalFd& signals) {
-  bool show = isatty(STDERR_FILENO) && log::g_level != log::Level::quiet;
   WaitDisplay display;
-  auto taken = lock::acquire_all(*ctx.store, request, ctx.locks, &signals,
-                                 show ? lock::NamedBusyCallback(std::ref(display)) : lock::NamedBusyCallback());
+  auto taken = lock::acquire_all(*ctx.store, request, ctx.locks, &signals, wait_display(display));
   if (!taken.acquired) {
     busy(ctx, taken);
   }
@@ -308,17 +314,9 @@ int cmd_release(Context& ctx) {
 
 int cmd_renew(Context& ctx) {
   const auto& inv = ctx.inv;
-  std::vector<lock::RenewResult> results(ctx.locks.size());
-  std::vector<std::exception_ptr> errors(ctx.locks.size());
-  for (std::size_t i = 0; i < ctx.locks.size(); ++i) {
-    try {
-      results[i] = ctx.store->renew(ctx.locks[i], inv.mode.mode, inv.owner, inv.ttl.value_or(Millis(0)),
-                                    redis::RetryPolicy::Mode::one_shot, inv.global.sync_replicas);
-    } catch (...) {
-      errors[i] = std::current_exception();
-    }
-  }
-  return per_lock_outcome<lock::RenewResult>(ctx, results, errors, "renewed",
+  auto renewed = lock::renew_all(*ctx.store, ctx.locks, inv.mode.mode, inv.owner, inv.ttl.value_or(Millis(0)),
+                                 redis::RetryPolicy::Mode::one_shot, inv.global.sync_replicas);
+  return per_lock_outcome<lock::RenewResult>(ctx, renewed.results, renewed.errors, "renewed",
                                              [](nlohmann::json& doc, const lock::RenewResult& result) {
                                                doc["ttl_ms"] = result.lease.count();
                                                if (result.replicas_acked >= 0) {
@@ -419,14 +417,15 @@ int cmd_status(Context& ctx) {
   return inv.names.empty() || all_held ? 0 : exit_code(Outcome::lock_free, inv.global.conflict_exit_code);
 }
 
-// force-unlock --if-dead: judge the holder from its record, then remove the
-// lock only if it is still the hold that was judged (one script).
+// force-unlock --if-dead (lock::force_unlock_if_dead decides and removes):
+// what it did, said.
 int force_unlock_if_dead(Context& ctx, const lock::LockState& before) {
   const auto& keys = ctx.locks.front();
-  lock::HolderVerdict verdict{false, false, "nothing to remove: the lock is free"};
-  if (before.held()) {
-    verdict = lock::judge_holder(before, lock::ThisHost{host_name(), boot_id()},
-                                 [](long long pid) { return process_start(static_cast<pid_t>(pid)); });
+  auto done = lock::force_unlock_if_dead(*ctx.store, keys, before, lock::ThisHost{host_name(), boot_id()},
+                                         [](long long pid) { return process_start(static_cast<pid_t>(pid)); });
+  auto verdict = done.verdict;
+  if (done.outcome == lock::IfDeadOutcome::free) {
+    verdict.why = "nothing to remove: the lock is free";
   }
   if (verdict.alive && before.record && before.record->acquired_at_ms) {
     verdict.why += fmt::format(", holding it since {}", utc_time(*before.record->acquired_at_ms));
@@ -436,16 +435,12 @@ int force_unlock_if_dead(Context& ctx, const lock::LockState& before) {
     verdict.why += "; never renewed: a plain `acquire` records the process that ran it (a shell, a script, "
                    "a wrapper such as `timeout`), which proves that process runs, not that it still needs the lock";
   }
-  auto outcome = lock::ConditionalRemoval::changed;
-  if (verdict.gone) {
-    outcome = ctx.store->force_unlock_if(keys, {before.owners.front().first, before.record_raw});
-    if (outcome == lock::ConditionalRemoval::gone) {
-      verdict.why = "it was released meanwhile";
-    } else if (outcome == lock::ConditionalRemoval::changed) {
-      verdict.why = "it changed hands meanwhile; nothing removed (run it again to judge the new holder)";
-    }
+  if (done.outcome == lock::IfDeadOutcome::released_meanwhile) {
+    verdict.why = "it was released meanwhile";
+  } else if (done.outcome == lock::IfDeadOutcome::changed_hands) {
+    verdict.why = "it changed hands meanwhile; nothing removed (run it again to judge the new holder)";
   }
-  const bool removed = outcome == lock::ConditionalRemoval::removed;
+  const bool removed = done.outcome == lock::IfDeadOutcome::removed;
   if (ctx.inv.global.json) {
     print_json(
         {{"name", keys.name}, {"removed", removed}, {"reason", verdict.why}, {"was", status_json(before)}});
@@ -499,44 +494,24 @@ int cmd_doctor(Context& ctx) {
   return unsafe ? exit_code(Outcome::unsafe_deployment, ctx.inv.global.conflict_exit_code) : 0;
 }
 
-// run --once-per, the lock just taken: when the job was done in the current
-// window (read while holding the lock, so no run can record meanwhile), says
-// who did it, releases and returns true.
+// run --once-per, the locks just taken (run::check_once_per reads, judges and
+// releases): when the job was done in the current window, says who did it
+// and returns true.
 bool done_in_window(Context& ctx, const run::RunSpec& spec) {
-  const auto& inv = ctx.inv;
   const auto& keys = ctx.locks.front();
-  auto release = [&] {
-    auto released = lock::release_all(*ctx.store, ctx.locks, inv.mode.mode, spec.request.owner, false);
-    lock::warn_unreleased(ctx.label, ctx.locks, released);
-  };
-  lock::LockState state;
-  try {
-    state = ctx.store->inspect({keys.name}).front();
-  } catch (...) {
-    release();
-    throw;
-  }
-  const long long length = inv.once_per->count();
-  if (!state.server_now_ms) {
-    release();
-    throw Error(Outcome::failed, "the server's answer to the once-per check has no time in it");
-  }
-  const long long now_ms = *state.server_now_ms;
-  auto verdict = lock::judge_once(state.last_done, now_ms, length);
-  if (verdict == lock::OnceVerdict::not_done) {
+  auto check = run::check_once_per(*ctx.store, spec);
+  if (check.verdict == lock::OnceVerdict::not_done) {
     return false;
   }
-  release();
-  auto window = lock::window_of(now_ms, length);
-  std::string when = fmt::format("{} from {}", format_duration(*inv.once_per), utc_time(window.start_ms));
-  if (verdict == lock::OnceVerdict::done) {
+  std::string when = fmt::format("{} from {}", format_duration(*spec.once_per), utc_time(check.window.start_ms));
+  if (check.verdict == lock::OnceVerdict::done) {
     log::info("{}: already done in this window ({}) {}; not running", printable(keys.name), when,
-              done_phrase(*state.last_done));
+              done_phrase(*check.last_done));
   } else {
     log::warning(
         "{}: its once-per record ({}) cannot be read; taken as done in this window ({}), not running "
         "(it expires in {})",
-        printable(keys.name), quote(keys.done), when, format_duration(Millis(state.last_done->ttl_ms)));
+        printable(keys.name), quote(keys.done), when, format_duration(Millis(check.last_done->ttl_ms)));
   }
   return true;
 }
@@ -595,31 +570,30 @@ int cmd_run(Context& ctx) {
   // In the supervisor: it holds and renews the lock, so its record names it.
   spec.request.info = holder_info(getpid(), command);
   spec.request.renews = true;
-  std::vector<lock::AcquireResult> acquired;
-  try {
-    acquired = acquire_or_busy(ctx, spec.request, signals);
-  } catch (const RedisError& e) {
-    // --if-unavailable: decided from what happened, the error's kind
-    // (lock::acquisition_unavailable), never from an exit code: busy is an
-    // Error of its own whose code -E may set to 69; auth and usage errors
-    // never qualify either.
-    if (!lock::acquisition_unavailable(e.kind()) || inv.if_unavailable == IfUnavailable::fail) {
-      throw;
-    }
-    if (inv.if_unavailable == IfUnavailable::skip) {
-      log::warning("{}: {}; not running CMD (--if-unavailable skip)", ctx.label, e.what());
-      return 0;
-    }
+  run::RunAcquisition acquisition;
+  {
+    WaitDisplay display; // cleared before CMD starts
+    acquisition = run::acquire_for_run(*ctx.store, spec, inv.if_unavailable, &signals, wait_display(display));
+  }
+  switch (acquisition.kind) {
+  case run::RunAcquisition::Kind::busy:
+    busy(ctx, acquisition.taken);
+  case run::RunAcquisition::Kind::skip:
+    log::warning("{}: {}; not running CMD (--if-unavailable skip)", ctx.label, acquisition.unavailable->what());
+    return 0;
+  case run::RunAcquisition::Kind::run_unlocked:
     // Loud: shown even with -q, like what `run` does to CMD.
     log::error("warning: {}: {}; RUNNING CMD WITHOUT THE LOCK (--if-unavailable run): RLOCK_UNLOCKED=1, "
                "RLOCK_FENCE empty",
-               ctx.label, e.what());
+               ctx.label, acquisition.unavailable->what());
     return run::supervise_unlocked(spec, signals);
+  case run::RunAcquisition::Kind::acquired:
+    break;
   }
   if (inv.once_per && done_in_window(ctx, spec)) {
     return 0;
   }
-  return run::supervise(*ctx.store, spec, acquired, signals);
+  return run::supervise(*ctx.store, spec, acquisition.taken.results, signals);
 }
 
 } // namespace

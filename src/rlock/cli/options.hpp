@@ -33,13 +33,8 @@ struct GlobalOptions {
   bool password_in_argv = false;
 };
 
-// run --if-unavailable: what to do when Redis cannot be reached to take the
-// lock (an error that maps to exit 69 while acquiring; never busy, auth or usage).
-enum class IfUnavailable {
-  fail, // exit 69 (default)
-  skip, // run nothing, exit 0 with a warning
-  run,  // run CMD without a lock (RLOCK_UNLOCKED=1), exit with its status
-};
+// run --if-unavailable (run/policy.hpp).
+using IfUnavailable = run::IfUnavailable;
 
 // status --format (--json is json).
 enum class StatusFormat { text, json, openmetrics };

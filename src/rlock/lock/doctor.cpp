@@ -2,6 +2,7 @@
 
 #include <rlock/core/text.hpp>
 #include <rlock/redis/errors.hpp>
+#include <rlock/redis/retry.hpp>
 
 #include <fmt/format.h>
 
@@ -11,6 +12,12 @@
 namespace rlock::lock {
 
 namespace {
+
+// One command to `node`, sent as every request is (redis::send_with_retries,
+// a one-shot command's policy: a read, safe to send twice).
+redis::Reply survey_command(redis::Client& client, const redis::Endpoint& node, const redis::Argv& argv) {
+  return redis::send_with_retries(one_shot(client, false), [&] { return client.command_on(node, argv); });
+}
 
 // "no permission (NOPERM ...)" for a denial, else the error text.
 std::string reason_of(const RedisError& e) {
@@ -82,10 +89,10 @@ ServerFacts survey(redis::Client& client, const redis::Endpoint& node, const std
   facts.topology = topology;
   // INFO first: a server that cannot be reached throws from here.
   try {
-    auto server = client.command_on(node, {"INFO", "server"}).as_string();
+    auto server = survey_command(client, node, {"INFO", "server"}).as_string();
     facts.version = printable(info_field(server, "redis_version").value_or(""));
     facts.run_id = printable(info_field(server, "run_id").value_or("").substr(0, 64));
-    auto replication = client.command_on(node, {"INFO", "replication"}).as_string();
+    auto replication = survey_command(client, node, {"INFO", "replication"}).as_string();
     facts.role = info_field(replication, "role").value_or("");
     if (auto replicas = info_field(replication, "connected_slaves")) {
       facts.connected_replicas = std::stoll(*replicas);
@@ -100,15 +107,15 @@ ServerFacts survey(redis::Client& client, const redis::Endpoint& node, const std
     facts.info_error = e.what();
   }
   try {
-    facts.maxmemory_policy = config_value(client.command_on(node, {"CONFIG", "GET", "maxmemory-policy"}));
-    facts.save = config_value(client.command_on(node, {"CONFIG", "GET", "save"}));
-    facts.appendonly = config_value(client.command_on(node, {"CONFIG", "GET", "appendonly"}));
+    facts.maxmemory_policy = config_value(survey_command(client, node, {"CONFIG", "GET", "maxmemory-policy"}));
+    facts.save = config_value(survey_command(client, node, {"CONFIG", "GET", "save"}));
+    facts.appendonly = config_value(survey_command(client, node, {"CONFIG", "GET", "appendonly"}));
     for (auto* value : {&facts.maxmemory_policy, &facts.save, &facts.appendonly}) {
       if (*value) {
         **value = printable(**value); // shown to people as it is
       }
     }
-    if (auto min = config_value(client.command_on(node, {"CONFIG", "GET", "min-replicas-to-write"}))) {
+    if (auto min = config_value(survey_command(client, node, {"CONFIG", "GET", "min-replicas-to-write"}))) {
       facts.min_replicas_to_write = std::stoll(*min);
     }
   } catch (const RedisError& e) {
@@ -118,7 +125,7 @@ ServerFacts survey(redis::Client& client, const redis::Endpoint& node, const std
   }
   try {
     long long before = wall_ms();
-    auto time = client.command_on(node, {"TIME"});
+    auto time = survey_command(client, node, {"TIME"});
     long long after = wall_ms();
     if (time.is_array() && time.elements.size() == 2) {
       long long server_ms = time.elements[0].as_integer() * 1000 + time.elements[1].as_integer() / 1000;

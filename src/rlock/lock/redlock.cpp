@@ -1,7 +1,9 @@
 #include <rlock/core/errors.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
+#include <rlock/lock/detail.hpp>
 #include <rlock/lock/doctor.hpp>
+#include <rlock/lock/waiter.hpp>
 #include <rlock/lock/quorum.hpp>
 #include <rlock/lock/redlock.hpp>
 #include <rlock/redis/errors.hpp>
@@ -9,8 +11,6 @@
 
 #include <fmt/format.h>
 
-#include <poll.h>
-#include <sys/random.h>
 
 #include <algorithm>
 #include <map>
@@ -65,13 +65,6 @@ std::vector<Answer<T>> ask_all(std::vector<redis::Client>& nodes, const F& reque
 
 Millis since(TimePoint start) {
   return std::chrono::ceil<Millis>(Clock::now() - start);
-}
-
-Millis random_between(Millis low, Millis high) {
-  unsigned value = 0;
-  while (getrandom(&value, sizeof value, 0) != sizeof value) {
-  }
-  return low + Millis(value % static_cast<unsigned>((high - low).count() + 1));
 }
 
 // The first error of `answers` of kind `kind`, if any.
@@ -309,8 +302,9 @@ AcquireResult RedlockStore::round(const AcquireRequest& request) {
     fan_out(granted.size(), [&](std::size_t k) {
       auto i = granted[k];
       try {
-        auto reply = m_nodes[i].eval(scripts::fence_raise, {request.keys.fence_key, request.keys.name},
-                                     {std::to_string(fence), request.owner});
+        auto reply = detail::run_script(m_nodes[i], scope, scripts::fence_raise,
+                                        {request.keys.fence_key, request.keys.name},
+                                        {std::to_string(fence), request.owner});
         raised[i] = reply.reply.as_integer() >= fence ? 1 : 0;
       } catch (const std::exception& e) {
         log::debug("{}: raising the fencing counter: {}", m_masters[i].display(), e.what());
@@ -357,123 +351,16 @@ AcquireResult RedlockStore::round(const AcquireRequest& request) {
       answers);
 }
 
+// The one waiter (lock/waiter: WaitPlan), one subscription per master.
 AcquireResult RedlockStore::acquire(const AcquireRequest& request, SignalFd* signals, const BusyCallback& on_busy,
                                     const KeepAlive& keep_alive) {
-  const TimePoint deadline = Clock::now() + request.wait.value_or(Millis(0));
-  // The caller's other locks are renewed when due, between rounds (as WaitPlan
-  // says for one deployment); no wait lasts past it.
-  TimePoint keep_at = keep_alive && request.wait ? keep_alive.due : TimePoint::max();
-  // One subscription per master, made when the first round is busy (best
-  // effort: a master that cannot be subscribed to is simply not listened to).
-  std::vector<redis::Connection> subs;
-  for (;;) {
-    if (Clock::now() >= keep_at) {
-      TimePoint sent = Clock::now();
-      keep_alive.renew(); // throws when one of them is not ours any more
-      keep_at = sent + keep_alive.every;
-    }
-    std::optional<RedisError> failed;
-    AcquireResult result;
-    try {
-      result = round(request);
-      if (result.acquired) {
-        return result;
-      }
-    } catch (const RedisError& e) {
-      if (e.kind() != RedisErrorKind::quorum) {
-        throw; // denied, or a broken server: waiting cannot help
-      }
-      failed = e;
-    }
-    TimePoint now = Clock::now();
-    if (!request.wait || now >= deadline) {
-      if (failed) {
-        throw *failed;
-      }
-      return result;
-    }
-    // Next round: at a release message from any master, when the first
-    // holder's lease ends, or after a short random delay when masters did not
-    // answer (Redlock's retry); never past the deadline.
-    // A holder without a lease (a foreign key) is looked at again each second.
-    TimePoint wake = failed ? now + random_between(Millis(50), Millis(250))
-                     : result.holder.ttl.count() < 0
-                         ? now + Millis(1000) + random_between(Millis(1), Millis(50))
-                         : now + result.holder.ttl + random_between(Millis(1), Millis(50));
-    wake = std::min({wake, deadline, keep_at});
-    if (subs.empty()) {
-      for (auto& node : m_nodes) {
-        try {
-          auto where = node.subscription_for(request.keys.channel);
-          redis::Connection sub(where.node, m_timeouts);
-          sub.send({where.sharded ? "SSUBSCRIBE" : "SUBSCRIBE", request.keys.channel});
-          subs.push_back(std::move(sub));
-        } catch (const RedisError& e) {
-          log::debug("cannot subscribe on {}: {}", node.describe(), e.what());
-        }
-      }
-    }
-    if (on_busy && !failed) {
-      on_busy(result.holder, std::chrono::duration_cast<Millis>(deadline - now));
-    }
-    // Wait for a release message. A release goes to every master at once, so
-    // the others' messages follow within moments: a round started at the first
-    // one could find the lock still there on some masters and end up with a
-    // bare majority. So the round starts once every master listened to has
-    // announced it, or k_announce_wait after the first did.
-    constexpr Millis k_announce_wait{20};
-    std::vector<pollfd> fds;
-    for (auto& sub : subs) {
-      fds.push_back({sub.connected() ? sub.fd() : -1, POLLIN, 0});
-    }
-    fds.push_back({signals ? signals->fd() : -1, POLLIN, 0});
-    std::vector<bool> announced(subs.size(), false);
-    auto all_announced = [&] {
-      for (std::size_t i = 0; i < subs.size(); ++i) {
-        if (!announced[i] && fds[i].fd >= 0) {
-          return false;
-        }
-      }
-      return true;
-    };
-    std::optional<TimePoint> first_message;
-    while (Clock::now() < wake) {
-      if (first_message && (all_announced() || Clock::now() >= *first_message + k_announce_wait)) {
-        break;
-      }
-      TimePoint until = first_message ? std::min(wake, *first_message + k_announce_wait) : wake;
-      if (::poll(fds.data(), fds.size(), poll_timeout_ms(until)) <= 0) {
-        continue;
-      }
-      if (signals != nullptr && (fds.back().revents & POLLIN)) {
-        throw_if_interrupted(*signals);
-      }
-      for (std::size_t i = 0; i < subs.size(); ++i) {
-        if (fds[i].fd < 0 || fds[i].revents == 0) {
-          continue;
-        }
-        try {
-          // Readable: a reply has begun (the rest within 100 ms), then what is buffered.
-          redis::Reply message;
-          for (auto until_read = Clock::now() + Millis(100); subs[i].read(message, until_read);
-               until_read = Clock::now()) {
-            if (message.is_array() && !message.elements.empty() &&
-                message.elements[0].type == redis::Reply::Type::string &&
-                (message.elements[0].str == "message" || message.elements[0].str == "smessage")) {
-              announced[i] = true;
-              first_message = first_message.value_or(Clock::now());
-            }
-            if (!subs[i].has_buffered_reply()) {
-              break;
-            }
-          }
-        } catch (const RedisError&) {
-          subs[i].close();
-          fds[i].fd = -1;
-        }
-      }
-    }
+  WaitOn on;
+  for (auto& node : m_nodes) {
+    on.nodes.push_back(&node);
   }
+  on.attempt = [&](const redis::RetryScope&) { return round(request); };
+  on.quorum = true;
+  return wait_for(on, request, signals, on_busy, keep_alive);
 }
 
 ReleaseResult RedlockStore::release(const LockKeys& keys, Mode mode, const std::string& owner, bool all,

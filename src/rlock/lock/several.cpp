@@ -208,4 +208,19 @@ ReleasedAll release_all(Store& store, const std::vector<LockKeys>& locks, Mode m
   return out;
 }
 
+RenewedAll renew_all(Store& store, const std::vector<LockKeys>& locks, Mode mode, const std::string& owner,
+                     Millis lease, redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) noexcept {
+  RenewedAll out;
+  out.results.resize(locks.size());
+  out.errors.resize(locks.size());
+  for (std::size_t i = 0; i < locks.size(); ++i) {
+    try {
+      out.results[i] = store.renew(locks[i], mode, owner, lease, retry, sync);
+    } catch (...) {
+      out.errors[i] = std::current_exception();
+    }
+  }
+  return out;
+}
+
 } // namespace rlock::lock

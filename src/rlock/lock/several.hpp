@@ -72,4 +72,16 @@ void warn_not_released(std::string_view label, const std::string& name, const st
 void warn_unreleased(std::string_view label, const std::vector<LockKeys>& locks,
                      const ReleasedAll& released) noexcept;
 
+// `rlock renew A B C`: renews every lock in the order given, each
+// independently (one that fails or is not `owner`'s does not stop the
+// others), for `lease` (0: the lease it was taken with), each request by
+// `retry`'s policy. Results in the order of `locks`; a lock whose renewal
+// threw has its exception in `errors` (same index).
+struct RenewedAll {
+  std::vector<RenewResult> results;
+  std::vector<std::exception_ptr> errors; // null where the renewal was answered
+};
+RenewedAll renew_all(Store& store, const std::vector<LockKeys>& locks, Mode mode, const std::string& owner,
+                     Millis lease, redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) noexcept;
+
 } // namespace rlock::lock

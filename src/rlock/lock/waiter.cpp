@@ -1,9 +1,12 @@
 #include <rlock/core/clock.hpp>
 #include <rlock/core/log.hpp>
+#include <rlock/core/text.hpp>
+#include <rlock/redis/errors.hpp>
 #include <rlock/lock/layouts.hpp>
 #include <rlock/lock/waiter.hpp>
 
 #include <poll.h>
+#include <sys/random.h>
 
 #include <algorithm>
 
@@ -27,47 +30,118 @@ void pause_or_interrupt(SignalFd* signals, TimePoint until) {
   }
 }
 
-enum class Woken { nothing, released, lost };
+// A subscription that waits on a quorum: a release message starts the next
+// round once every master listened to has announced it, or this long after
+// the first did (WaitPlan).
+constexpr Millis k_announce_wait{20};
 
-// A message on the subscription: a release (or any message: the attempt that
-// follows finds out), or the server ending a sharded subscription because the
-// slot moved to another node ("sunsubscribe"): then subscribe again there.
-Woken classify(const redis::Reply& message) {
-  if (message.is_array() && !message.elements.empty() && message.elements[0].type == redis::Reply::Type::string &&
-      message.elements[0].str == "sunsubscribe") {
-    return Woken::lost;
+// A random duration in [low, high].
+Millis random_between(Millis low, Millis high) {
+  unsigned value = 0;
+  while (getrandom(&value, sizeof value, 0) != sizeof value) {
   }
-  return Woken::released;
+  return low + Millis(value % static_cast<unsigned>((high - low).count() + 1));
 }
 
-// Polls the subscription (when connected) and the signals until `until`.
-Woken wait_for_release(redis::Connection& sub, SignalFd* signals, TimePoint until) {
-  if (redis::Reply message; sub.connected() && sub.has_buffered_reply() && sub.read(message, Clock::now())) {
-    return classify(message);
+enum class Heard { nothing, released, lost, refused };
+
+// How many times a waiter subscribes again after MOVED (the slot moved; the
+// client's map is reloaded first) before it stops listening to that node.
+constexpr int k_moved_limit = 8;
+
+// A message on a subscription: a release (or any message: the attempt that
+// follows finds out), the confirmation of a SUBSCRIBE sent without awaiting
+// it, or the server ending a sharded subscription because the slot moved to
+// another node ("sunsubscribe"): then subscribe again there; or an error
+// answering the SUBSCRIBE (MOVED: the client's slot map is out of date).
+Heard classify(const redis::Reply& message) {
+  if (message.type == redis::Reply::Type::error) {
+    return Heard::refused;
   }
-  pollfd fds[2] = {{sub.connected() ? sub.fd() : -1, POLLIN, 0}, {signals ? signals->fd() : -1, POLLIN, 0}};
-  if (::poll(fds, 2, poll_timeout_ms(until)) <= 0) {
-    return Woken::nothing; // the time is up, or EINTR: the caller asks the plan again
+  if (message.is_array() && !message.elements.empty() && message.elements[0].type == redis::Reply::Type::string) {
+    const auto& kind = message.elements[0].str;
+    if (kind == "sunsubscribe") {
+      return Heard::lost;
+    }
+    if (kind == "subscribe" || kind == "ssubscribe") {
+      return Heard::nothing;
+    }
   }
-  if (signals != nullptr && (fds[1].revents & POLLIN)) {
-    throw_if_interrupted(*signals);
-  }
-  if (fds[0].revents == 0) {
-    return Woken::nothing;
-  }
+  return Heard::released;
+}
+
+// Reads what a readable subscription has: a reply has begun (the rest within
+// 100 ms), then whatever is buffered. A broken subscription (server restart,
+// killed client) is closed: the holder's lease bounds what a lost message costs.
+struct HeardWhat {
+  Heard heard = Heard::nothing;
+  std::string error; // Heard::refused: the error reply
+};
+
+HeardWhat read_messages(redis::Connection& sub) {
+  bool read = false;
+  bool release = false;
   try {
     redis::Reply message;
-    if (sub.read(message, Clock::now() + Millis(100)) && classify(message) == Woken::lost) {
-      sub.close();
-      return Woken::lost;
+    for (auto until = Clock::now() + Millis(100); sub.read(message, until); until = Clock::now()) {
+      read = true;
+      switch (classify(message)) {
+      case Heard::refused:
+        sub.close();
+        return {Heard::refused, message.str};
+      case Heard::lost:
+        sub.close();
+        return {Heard::lost, {}};
+      case Heard::released:
+        release = true;
+        break;
+      case Heard::nothing:
+        break;
+      }
+      if (!sub.has_buffered_reply()) {
+        break;
+      }
     }
-    return Woken::released;
   } catch (const RedisError& e) {
-    // The subscription broke (server restart, killed client): the holder's
-    // lease bounds what a lost message costs.
     log::debug("subscription lost: {}", e.what());
     sub.close();
-    return Woken::lost;
+    return {Heard::lost, {}};
+  }
+  // Readable but no whole reply: the attempt that follows finds out.
+  return {!read || release ? Heard::released : Heard::nothing, {}};
+}
+
+using Subscriptions = std::vector<std::optional<redis::Connection>>;
+
+// Polls the subscriptions (those connected) and the signals until `until`,
+// and tells `tell` what was heard on which.
+void listen(Subscriptions& subs, SignalFd* signals, TimePoint until,
+            const std::function<void(std::size_t, const HeardWhat&)>& tell) {
+  bool buffered = false;
+  for (std::size_t i = 0; i < subs.size(); ++i) {
+    if (subs[i] && subs[i]->connected() && subs[i]->has_buffered_reply()) {
+      tell(i, read_messages(*subs[i]));
+      buffered = true;
+    }
+  }
+  if (buffered) {
+    return; // the caller asks the plan again
+  }
+  std::vector<pollfd> fds;
+  for (auto& sub : subs) {
+    fds.push_back({sub && sub->connected() ? sub->fd() : -1, POLLIN, 0});
+  }
+  fds.push_back({signals ? signals->fd() : -1, POLLIN, 0});
+  if (::poll(fds.data(), fds.size(), poll_timeout_ms(until)) <= 0) {
+    return; // the time is up, or EINTR: the caller asks the plan again
+  }
+  if (signals != nullptr && (fds.back().revents & POLLIN)) {
+    throw_if_interrupted(*signals);
+  }
+  for (std::size_t i = 0; i < subs.size(); ++i) {
+    if (fds[i].fd >= 0 && fds[i].revents != 0) {
+      tell(i, read_messages(*subs[i]));
+    }
   }
 }
 
@@ -81,11 +155,14 @@ void throw_if_interrupted(SignalFd& signals) {
   }
 }
 
-WaitPlan::WaitPlan(std::optional<Millis> wait, TimePoint start)
-    : m_wait(wait), m_deadline(start + wait.value_or(Millis(0))) {}
+WaitPlan::WaitPlan(std::optional<Millis> wait, TimePoint start, std::size_t subscriptions, Millis announce_wait)
+    : m_wait(wait), m_deadline(start + wait.value_or(Millis(0))), m_announce_wait(announce_wait),
+      m_subs(subscriptions, Sub::none), m_subscribe_at(subscriptions), m_announced(subscriptions, false) {}
 
 WaitPlan::Next WaitPlan::next(TimePoint now) const {
-  if (!m_attempt_due && (!m_wait || m_answered_at >= m_deadline)) {
+  bool pending = std::find(m_subs.begin(), m_subs.end(), Sub::none) != m_subs.end();
+  bool attempt_due = m_attempt_due || (m_fresh && !pending);
+  if (!attempt_due && (!m_wait || m_answered_at >= m_deadline)) {
     return {Step::give_up, {}}; // no wait, or the last answer came at the deadline
   }
   if (now >= m_keep_at) {
@@ -94,46 +171,92 @@ WaitPlan::Next WaitPlan::next(TimePoint now) const {
   if (m_attempt_due) {
     return {Step::attempt, {}};
   }
-  if (!m_subscribed) {
-    if (m_subscribe_failed && now < m_subscribe_at) {
-      return {Step::wait, std::min(m_subscribe_at, m_keep_at)};
+  TimePoint retry = TimePoint::max(); // the next try of a failed SUBSCRIBE
+  bool listening = false;
+  for (std::size_t i = 0; i < m_subs.size(); ++i) {
+    switch (m_subs[i]) {
+    case Sub::none:
+      // At the deadline only a failed SUBSCRIBE gets its last try (its error is then final).
+      return now < m_deadline ? Next{Step::subscribe, {}, i} : Next{Step::give_up, {}};
+    case Sub::failed:
+      if (now >= m_subscribe_at[i]) {
+        return {Step::subscribe, {}, i};
+      }
+      retry = std::min(retry, m_subscribe_at[i]);
+      break;
+    case Sub::subscribed:
+      listening = true;
+      break;
+    case Sub::not_listened:
+      break;
     }
-    // At the deadline only a failed SUBSCRIBE gets its last try (its error is then final).
-    return now < m_deadline || m_subscribe_failed ? Next{Step::subscribe, {}} : Next{Step::give_up, {}};
   }
-  if (now >= m_wake) {
-    return {Step::attempt, {}}; // the holder's lease ended, or one last look at the deadline
+  if (m_fresh) {
+    return {Step::attempt, {}}; // closes the race with a release before SUBSCRIBE
   }
-  return {Step::wait, std::min(m_wake, m_keep_at)};
+  if (retry != TimePoint::max() && !listening) {
+    return {Step::wait, std::min(retry, m_keep_at)};
+  }
+  TimePoint announced_by = m_first_message ? *m_first_message + m_announce_wait : TimePoint::max();
+  if (now >= m_wake || now >= announced_by) {
+    return {Step::attempt, {}}; // the holder's lease ended, one last look at the deadline, or released
+  }
+  return {Step::wait, std::min({m_wake, m_keep_at, retry, announced_by})};
 }
 
-void WaitPlan::busy(Millis holder_ttl, TimePoint now, Millis retry_after) {
+void WaitPlan::answered(TimePoint now) {
   m_answered_at = now;
   m_attempt_due = false;
-  Millis wake = holder_ttl.count() >= 0 ? holder_ttl + Millis(1) : k_recheck;
+  m_fresh = false;
+  m_first_message.reset();
+  std::fill(m_announced.begin(), m_announced.end(), false);
+}
+
+void WaitPlan::busy(Millis holder_ttl, TimePoint now, Millis retry_after, Millis jitter) {
+  answered(now);
+  Millis wake = (holder_ttl.count() >= 0 ? holder_ttl + Millis(1) : k_recheck) + jitter;
   if (retry_after.count() > 0) {
     wake = std::min(wake, retry_after);
   }
   m_wake = std::min(m_deadline, now + wake);
 }
 
-void WaitPlan::subscribed() {
-  m_subscribed = true;
-  m_subscribe_failed = false;
-  m_attempt_due = true;
+void WaitPlan::unanswered(TimePoint now, TimePoint retry_at) {
+  answered(now);
+  m_wake = std::min(m_deadline, retry_at);
 }
 
-void WaitPlan::subscription_lost() {
-  m_subscribed = false;
+void WaitPlan::subscribed(std::size_t index) {
+  m_subs.at(index) = Sub::subscribed;
+  m_fresh = true;
 }
 
-void WaitPlan::subscribe_failed(TimePoint retry_at) {
-  m_subscribed = false;
-  m_subscribe_failed = true;
-  m_subscribe_at = std::min(retry_at, m_deadline);
+void WaitPlan::subscription_lost(std::size_t index) {
+  m_subs.at(index) = Sub::none;
+  m_announced.at(index) = false;
 }
 
-void WaitPlan::released() {
+void WaitPlan::subscribe_failed(TimePoint retry_at, std::size_t index) {
+  m_subs.at(index) = Sub::failed;
+  m_subscribe_at.at(index) = std::min(retry_at, m_deadline);
+}
+
+void WaitPlan::not_listened(std::size_t index) {
+  m_subs.at(index) = Sub::not_listened;
+}
+
+void WaitPlan::released(std::size_t index, TimePoint now) {
+  if (m_announce_wait.count() <= 0 || m_subs.size() <= 1) {
+    m_attempt_due = true;
+    return;
+  }
+  m_announced.at(index) = true;
+  m_first_message = m_first_message.value_or(now);
+  for (std::size_t i = 0; i < m_subs.size(); ++i) {
+    if (m_subs[i] == Sub::subscribed && !m_announced[i]) {
+      return;
+    }
+  }
   m_attempt_due = true;
 }
 
@@ -161,13 +284,6 @@ std::string wait_channel(const AcquireRequest& request) {
   return request.keys.channel;
 }
 
-namespace {
-
-AcquireResult wait_for_lock(redis::Client& client, const AcquireRequest& request, SignalFd* signals,
-                            const BusyCallback& on_busy, const KeepAlive& keep_alive);
-
-} // namespace
-
 AcquireResult acquire(redis::Client& client, const AcquireRequest& request, SignalFd* signals,
                       const BusyCallback& on_busy, const KeepAlive& keep_alive) {
   // A fair waiter, or a writer, that gives up (deadline, signal, Redis error)
@@ -179,12 +295,15 @@ AcquireResult acquire(redis::Client& client, const AcquireRequest& request, Sign
       rw_leave(client, request.keys, request.owner);
     }
   };
+  WaitOn on{{&client},
+            [&](const redis::RetryScope& scope) { return try_acquire(client, request, new_op_id(), scope); },
+            false};
   if (!request.wait || (request.mode.mode != Mode::fair && request.mode.mode != Mode::write)) {
-    return wait_for_lock(client, request, signals, on_busy, keep_alive);
+    return wait_for(on, request, signals, on_busy, keep_alive);
   }
   AcquireResult result;
   try {
-    result = wait_for_lock(client, request, signals, on_busy, keep_alive);
+    result = wait_for(on, request, signals, on_busy, keep_alive);
   } catch (...) {
     leave();
     throw;
@@ -195,23 +314,54 @@ AcquireResult acquire(redis::Client& client, const AcquireRequest& request, Sign
   return result;
 }
 
-namespace {
-
-AcquireResult wait_for_lock(redis::Client& client, const AcquireRequest& request, SignalFd* signals,
-                            const BusyCallback& on_busy, const KeepAlive& keep_alive) {
+AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd* signals,
+                       const BusyCallback& on_busy, const KeepAlive& keep_alive) {
   using redis::RetryPolicy;
-  const RetryPolicy policy(client.timeouts(),
-                           request.wait ? RetryPolicy::Mode::waiter : RetryPolicy::Mode::one_shot);
-  WaitPlan plan(request.wait, Clock::now());
+  const redis::Timeouts timeouts = on.nodes.front()->timeouts();
+  const RetryPolicy policy(timeouts, request.wait ? RetryPolicy::Mode::waiter : RetryPolicy::Mode::one_shot);
+  const std::size_t n = on.nodes.size();
+  WaitPlan plan(request.wait, Clock::now(), n, on.quorum ? k_announce_wait : Millis(0));
   if (keep_alive && request.wait) {
     plan.keep_alive(keep_alive.due, keep_alive.every);
   }
   redis::RetryScope scope{policy, !request.own_token, plan.deadline(),
                           [signals](TimePoint until) { pause_or_interrupt(signals, until); }};
-  redis::Connection sub(client.target(), client.timeouts()); // replaced at each subscription
-  redis::SendHistory sub_history; // failed SUBSCRIBEs since the last good one
-  sub_history.reached = true;     // subscribing comes after a busy answer
+  const auto channel = wait_channel(request);
+  Subscriptions subs(n);                        // each made at its subscription
+  std::vector<redis::SendHistory> sub_history(n); // failed SUBSCRIBEs since the last good one
+  for (auto& history : sub_history) {
+    history.reached = true; // subscribing comes after a busy answer
+  }
+  std::vector<int> moved(n, 0); // SUBSCRIBEs answered MOVED
+  // What a subscription heard, told to the plan. A SUBSCRIBE refused with
+  // MOVED or ASK (the slot moved and the client's map has not seen it yet):
+  // subscribe again where the reloaded map says; any other refusal (an ACL
+  // without the channel): that node is not listened to, the lease end wakes.
+  auto tell = [&](std::size_t i, const HeardWhat& what) {
+    switch (what.heard) {
+    case Heard::released:
+      plan.released(i, Clock::now());
+      break;
+    case Heard::lost:
+      plan.subscription_lost(i);
+      break;
+    case Heard::refused: {
+      auto kind = error_from_reply(what.error).kind();
+      if ((kind == RedisErrorKind::moved || kind == RedisErrorKind::ask) && ++moved[i] <= k_moved_limit) {
+        on.nodes[i]->slot_map_stale();
+        plan.subscription_lost(i);
+      } else {
+        log::debug("{}: SUBSCRIBE refused: {}", on.nodes[i]->describe(), printable(what.error));
+        plan.not_listened(i);
+      }
+      break;
+    }
+    case Heard::nothing:
+      break;
+    }
+  };
   AcquireResult result;
+  std::optional<RedisError> failed; // the last attempt's error, when it is waited out (quorum)
   TimePoint answered_at = Clock::now();
   TimePoint next_display = answered_at;
   // Bounded: each step either ends the loop, or moves the plan towards its
@@ -222,6 +372,9 @@ AcquireResult wait_for_lock(redis::Client& client, const AcquireRequest& request
     auto next = plan.next(now);
     switch (next.step) {
     case WaitPlan::Step::give_up:
+      if (failed) {
+        throw *failed;
+      }
       return result;
     case WaitPlan::Step::keep_alive: {
       TimePoint sent = Clock::now();
@@ -230,41 +383,71 @@ AcquireResult wait_for_lock(redis::Client& client, const AcquireRequest& request
       break;
     }
     case WaitPlan::Step::attempt:
-      result = try_acquire(client, request, new_op_id(), scope);
+      try {
+        auto answer = on.attempt(scope);
+        failed.reset();
+        result = std::move(answer);
+      } catch (const RedisError& e) {
+        if (!on.quorum || e.kind() != RedisErrorKind::quorum) {
+          throw; // denied, or a broken server: waiting cannot help
+        }
+        // Too few masters answered: again after a short random delay (Redlock's retry).
+        failed = e;
+        plan.unanswered(Clock::now(), Clock::now() + random_between(Millis(50), Millis(250)));
+        scope.reached = true;
+        break;
+      }
       if (result.acquired) {
         return result;
       }
       answered_at = Clock::now();
-      plan.busy(result.holder.ttl, answered_at, result.retry_after);
+      plan.busy(result.holder.ttl, answered_at, result.retry_after,
+                on.quorum ? random_between(Millis(0), Millis(49)) : Millis(0));
       scope.reached = true;
       break;
-    case WaitPlan::Step::subscribe:
+    case WaitPlan::Step::subscribe: {
+      const auto i = next.index;
       try {
-        const auto channel = wait_channel(request);
-        auto where = client.subscription_for(channel);
-        sub = redis::Connection(where.node, client.timeouts());
-        sub.send({where.sharded ? "SSUBSCRIBE" : "SUBSCRIBE", channel});
-        redis::Reply confirmation;
-        if (!sub.read(confirmation, Clock::now() + sub.timeouts().io)) {
-          sub.close();
-          throw RedisError(RedisErrorKind::timeout, "no answer to SUBSCRIBE");
+        auto where = on.nodes[i]->subscription_for(channel);
+        subs[i].emplace(where.node, timeouts);
+        subs[i]->send({where.sharded ? "SSUBSCRIBE" : "SUBSCRIBE", channel});
+        if (!on.quorum) {
+          redis::Reply confirmation;
+          if (!subs[i]->read(confirmation, Clock::now() + subs[i]->timeouts().io)) {
+            subs[i]->close();
+            throw RedisError(RedisErrorKind::timeout, "no answer to SUBSCRIBE");
+          }
+          if (classify(confirmation) == Heard::refused) {
+            tell(i, {Heard::refused, confirmation.str});
+            break;
+          }
         }
-        sub_history = {};
-        sub_history.reached = true;
-        plan.subscribed();
+        sub_history[i] = {};
+        sub_history[i].reached = true;
+        plan.subscribed(i);
       } catch (const RedisError& e) {
-        sub.close();
-        sub_history.failed(e.kind(), now);
-        auto decision = policy.decide(e.kind(), sub_history, Clock::now(), plan.deadline());
+        if (subs[i]) {
+          subs[i]->close();
+        }
+        if (on.quorum) {
+          // Best effort: a master that cannot be subscribed to is not listened to.
+          log::debug("cannot subscribe on {}: {}", on.nodes[i]->describe(), e.what());
+          plan.not_listened(i);
+          break;
+        }
+        sub_history[i].failed(e.kind(), now);
+        auto decision = policy.decide(e.kind(), sub_history[i], Clock::now(), plan.deadline());
         if (decision.action == RetryPolicy::Action::give_up) {
           throw;
         }
         log::debug("waiting for Redis: {}", e.what());
-        plan.subscribe_failed(Clock::now() + decision.pause);
+        plan.subscribe_failed(Clock::now() + decision.pause, i);
       }
       break;
+    }
     case WaitPlan::Step::wait: {
-      if (on_busy && now >= next_display) {
+      const bool display = on_busy && !failed;
+      if (display && now >= next_display) {
         Holder shown = result.holder;
         auto elapsed = std::chrono::duration_cast<Millis>(now - answered_at);
         if (shown.ttl.count() >= 0) {
@@ -273,23 +456,11 @@ AcquireResult wait_for_lock(redis::Client& client, const AcquireRequest& request
         on_busy(shown, std::chrono::duration_cast<Millis>(plan.deadline() - now));
         next_display = now + k_display_every;
       }
-      TimePoint until = on_busy ? std::min(next.until, next_display) : next.until;
-      switch (wait_for_release(sub, signals, until)) {
-      case Woken::released:
-        plan.released();
-        break;
-      case Woken::lost:
-        plan.subscription_lost();
-        break;
-      case Woken::nothing:
-        break; // the plan looks at the time
-      }
+      listen(subs, signals, display ? std::min(next.until, next_display) : next.until, tell);
       break;
     }
     }
   }
 }
-
-} // namespace
 
 } // namespace rlock::lock

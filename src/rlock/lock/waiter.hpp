@@ -5,21 +5,34 @@
 
 #include <functional>
 #include <optional>
+#include <vector>
 
 namespace rlock::lock {
 
 // The waiter's decisions, as LeaseClock is for the renewal thread: a small pure
 // class over the monotonic clock, unit-tested with made-up times. The caller
-// does the I/O, tells the plan what happened and asks what to do next.
+// does the I/O, tells the plan what happened and asks what to do next. One
+// plan for one deployment (one subscription) and for a Redlock quorum (one
+// subscription per master).
 //
 // The first attempt always runs. After a busy answer: without a wait, give up;
-// with one, subscribe to the release channel, then attempt again (a release
-// between the attempt and the subscription sent no message we could see), then
-// wait for a release message or the holder's lease end (+1ms; 1s when the holder
-// has no lease), whichever comes first, but never past the deadline; a wait that
+// with one, subscribe to the release channel (each subscription in turn), then
+// attempt again (a release between the attempt and the subscription sent no
+// message we could see), then wait for a release message or the holder's lease
+// end (+1ms, plus the jitter the caller gives; 1s when the holder has no
+// lease), whichever comes first, but never past the deadline; a wait that
 // reaches the deadline makes one last attempt. A broken subscription is
 // re-subscribed (then attempt again); a failed subscribe is tried again when the
-// caller says (its RetryPolicy), once more at the deadline at the latest.
+// caller says (its RetryPolicy), once more at the deadline at the latest, or is
+// not listened to at all (a quorum's master: best effort). An attempt that got
+// no answer the caller can wait out (a round without a quorum) is made again
+// when the caller says, never past the deadline.
+//
+// Several subscriptions (a quorum): a release goes to every master at once, so
+// the others' messages follow within moments; an attempt started at the first
+// one could find the lock still there on some masters. So a message means
+// "attempt" once every subscription listened to has announced it, or
+// `announce_wait` after the first did.
 //
 // Several names: while one is awaited, those the caller already holds must stay
 // theirs. With keep_alive(due, every) the plan says `keep_alive` when `due`
@@ -29,46 +42,61 @@ class WaitPlan {
 public:
   enum class Step {
     attempt,   // send a new attempt (new op id)
-    subscribe, // SUBSCRIBE to the release channel
+    subscribe, // SUBSCRIBE to the release channel (subscription `index`)
     wait,      // wait until `until` for a release message (when subscribed) or a signal
-    give_up,   // return the last busy answer
+    give_up,   // return the last busy answer (or throw the last attempt's error)
     keep_alive, // renew the locks the caller already holds (KeepAlive)
   };
   struct Next {
     Step step = Step::attempt;
-    TimePoint until{}; // for Step::wait
+    TimePoint until{};     // for Step::wait
+    std::size_t index = 0; // for Step::subscribe
   };
 
-  // `wait`: nullopt for one attempt only (-n).
-  WaitPlan(std::optional<Millis> wait, TimePoint start);
+  // `wait`: nullopt for one attempt only (-n). `subscriptions`: one per node
+  // that announces releases.
+  WaitPlan(std::optional<Millis> wait, TimePoint start, std::size_t subscriptions = 1,
+           Millis announce_wait = Millis(0));
 
   TimePoint deadline() const { return m_deadline; }
   Next next(TimePoint now) const;
 
   // An attempt was answered: held by someone else for `holder_ttl` (negative:
   // no lease); `retry_after` > 0: attempt again within it whatever happens (a
-  // fair waiter keeping its place, a permit whose lease ends then).
-  void busy(Millis holder_ttl, TimePoint now, Millis retry_after = Millis(0));
-  void subscribed();
-  // The subscription broke: subscribe again.
-  void subscription_lost();
+  // fair waiter keeping its place, a permit whose lease ends then); `jitter`:
+  // added to the wake-up at the holder's lease end (a quorum's waiters do not
+  // all come at once).
+  void busy(Millis holder_ttl, TimePoint now, Millis retry_after = Millis(0), Millis jitter = Millis(0));
+  // An attempt got no answer the caller waits out: attempt again at `retry_at`.
+  void unanswered(TimePoint now, TimePoint retry_at);
+  void subscribed(std::size_t index = 0);
+  // The subscription broke (or the server ended it): subscribe again.
+  void subscription_lost(std::size_t index = 0);
   // SUBSCRIBE failed; try again at `retry_at`.
-  void subscribe_failed(TimePoint retry_at);
-  // A release message arrived: attempt now.
-  void released();
+  void subscribe_failed(TimePoint retry_at, std::size_t index = 0);
+  // SUBSCRIBE failed and is not tried again: that node is not listened to.
+  void not_listened(std::size_t index);
+  // A release message arrived on subscription `index` at `now`.
+  void released(std::size_t index = 0, TimePoint now = {});
   // Keep the caller's other locks alive: first at `due`, then `every` after each renewal.
   void keep_alive(TimePoint due, Millis every);
   // The renewal of the caller's other locks sent at `sent` was confirmed.
   void kept_alive(TimePoint sent);
 
 private:
+  enum class Sub { none, subscribed, failed, not_listened };
+  void answered(TimePoint now);
+
   std::optional<Millis> m_wait;
   TimePoint m_deadline;
+  Millis m_announce_wait;
   TimePoint m_answered_at = TimePoint::min(); // when the last attempt was answered busy
   bool m_attempt_due = true;                  // the next step is an attempt
-  bool m_subscribed = false;
-  bool m_subscribe_failed = false;
-  TimePoint m_subscribe_at{}; // after a failed SUBSCRIBE
+  bool m_fresh = false;                       // subscribed since the last attempt: attempt once all are
+  std::vector<Sub> m_subs;
+  std::vector<TimePoint> m_subscribe_at; // after a failed SUBSCRIBE
+  std::vector<bool> m_announced;         // a release message came since the last attempt
+  std::optional<TimePoint> m_first_message;
   TimePoint m_wake{};         // the holder's lease end after the last busy answer
   TimePoint m_keep_at = TimePoint::max(); // the caller's other locks are renewed then
   Millis m_keep_every{0};
@@ -113,5 +141,32 @@ std::string wait_channel(const AcquireRequest& request);
 // keeps the caller's other locks alive when the plan says.
 AcquireResult acquire(redis::Client& client, const AcquireRequest& request, SignalFd* signals,
                       const BusyCallback& on_busy, const KeepAlive& keep_alive);
+
+// What the one waiter (below) waits on: one deployment, or a Redlock quorum.
+struct WaitOn {
+  // Where releases are announced: the one client, or each master. Its
+  // timeouts and the RetryPolicy's waiter mode bound a subscription.
+  std::vector<redis::Client*> nodes;
+  // One attempt (a new op id), resent as the scope allows; throws RedisError.
+  std::function<AcquireResult(const redis::RetryScope& scope)> attempt;
+  // A Redlock quorum: SUBSCRIBE is sent to each master without awaiting its
+  // confirmation, and a master that cannot be subscribed to is not listened
+  // to; an attempt that fails with RedisError(quorum) is made again after
+  // 50-250 ms (Redlock's retry) until the deadline; the wake-up at a holder's
+  // lease end has 0-49 ms of jitter; a release message starts the next round
+  // once every master listened to announced it, or 20 ms after the first.
+  bool quorum = false;
+};
+
+// The one waiter: takes the lock with `on.attempt`, waiting up to
+// request.wait without polling as WaitPlan decides (subscribing on each of
+// on.nodes to wait_channel(request); a sharded subscription that the server
+// ends because its slot moved, "sunsubscribe", is made again), calling
+// `on_busy` for the terminal display and `keep_alive` when the plan says.
+// Returns the last attempt's result (acquired or busy at the deadline); throws
+// Interrupted for a signal on `signals`, and the RedisError of an attempt or a
+// subscription that cannot be mended.
+AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd* signals,
+                       const BusyCallback& on_busy, const KeepAlive& keep_alive);
 
 } // namespace rlock::lock

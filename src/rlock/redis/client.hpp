@@ -84,6 +84,9 @@ public:
     bool sharded = false; // SSUBSCRIBE instead of SUBSCRIBE
   };
   Subscription subscription_for(std::string_view channel);
+  // A node answered MOVED or ASK outside a request of this client (a waiter's
+  // SSUBSCRIBE after the slot moved): the next request reloads the slot map.
+  void slot_map_stale() { m_map_stale = true; }
 
   // Every primary: the server, the Sentinel's primary, or each master of the
   // Cluster's slot map.

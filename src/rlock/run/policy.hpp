@@ -10,6 +10,14 @@ namespace rlock::run {
 // What `run` does to CMD when the lock is lost (--on-lost).
 enum class OnLost { term, kill, ignore };
 
+// run --if-unavailable: what to do when Redis cannot be reached to take the
+// lock (lock::acquisition_unavailable: never busy, auth or usage).
+enum class IfUnavailable {
+  fail, // exit 69 (default)
+  skip, // run nothing, exit 0 with a warning
+  run,  // run CMD without a lock (RLOCK_UNLOCKED=1), exit with its status
+};
+
 // The lease as the renewal thread can prove it (see LeaseClock).
 struct LeaseView {
   TimePoint stop_at; // CMD must be stopping by then unless a renewal is confirmed
