@@ -40,6 +40,21 @@ public:
     throw std::logic_error("MemoryStore::fresh");
   }
 
+  // The hold of `keys` if `owner` holds it; else end(), with the owner check
+  // in `result` (missing, or another owner's, named in `detail`).
+  template <typename Result>
+  std::map<std::string, Hold>::iterator owned(const lock::LockKeys& keys, const std::string& owner, Result& result) {
+    auto it = holds.find(keys.name);
+    if (it == holds.end()) {
+      result.check = lock::OwnerCheck::missing;
+    } else if (it->second.owner != owner) {
+      result.check = lock::OwnerCheck::other;
+      result.detail = it->second.owner;
+      return holds.end();
+    }
+    return it;
+  }
+
   lock::AcquireResult acquire(const lock::AcquireRequest& request, SignalFd*, const lock::BusyCallback&,
                               const lock::KeepAlive&) override {
     const auto& name = request.keys.name;
@@ -72,13 +87,8 @@ public:
                               redis::RetryPolicy::Mode) override {
     note("release", keys.name);
     lock::ReleaseResult result;
-    auto it = holds.find(keys.name);
-    if (it == holds.end()) {
-      result.check = lock::OwnerCheck::missing;
-    } else if (it->second.owner != owner) {
-      result.check = lock::OwnerCheck::other;
-      result.detail = it->second.owner;
-    } else {
+    auto it = owned(keys, owner, result);
+    if (it != holds.end()) {
       it->second.count = all ? 0 : it->second.count - 1;
       result.remaining = it->second.count;
       if (it->second.count == 0) {
@@ -92,13 +102,8 @@ public:
                           redis::RetryPolicy::Mode, const redis::SyncReplicas&) override {
     note("renew", keys.name);
     lock::RenewResult result;
-    auto it = holds.find(keys.name);
-    if (it == holds.end()) {
-      result.check = lock::OwnerCheck::missing;
-    } else if (it->second.owner != owner) {
-      result.check = lock::OwnerCheck::other;
-      result.detail = it->second.owner;
-    } else {
+    auto it = owned(keys, owner, result);
+    if (it != holds.end()) {
       if (lease.count() > 0) {
         it->second.lease = lease;
       }
