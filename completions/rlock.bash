@@ -56,7 +56,7 @@ _rlock() {
     cword=$COMP_CWORD
   fi
 
-  local subcommands="acquire release renew status force-unlock run doctor"
+  local subcommands="acquire release renew status force-unlock run history doctor"
   local global="-u --url --password-file --connect-timeout --io-timeout --sync-replicas --tls-ca-file
     --tls-cert --tls-key --tls-server-name --tls-insecure --json -q --quiet -v --verbose
     -E --conflict-exit-code --version -h --help"
@@ -142,6 +142,7 @@ _rlock() {
     renew) opts="--owner --ttl $modes --json -h --help" ;;
     status) opts="--match --watch --json -h --help" ;;
     force-unlock) opts="--if-dead --json -h --help" ;;
+    history) opts="--limit --utc --json -h --help" ;;
     doctor) opts="--json -h --help" ;;
     run) opts="--ttl -w --wait -n --no-wait $modes --on-lost --kill-after --hold-min --max-hold --wait-descendants
       --once-per --if-unavailable -h --help --" ;;

@@ -42,6 +42,7 @@ local process_at = nil -- record.lua's holder_record is not used here
 -- @include holders.lua
 -- @include record.lua
 -- @include clock.lua
+-- @include history.lua
 
 local early = refused(owner)
 if early then
@@ -74,4 +75,5 @@ local record = cjson.encode({
 })
 redis.call('SET', done, record)
 redis.call('PEXPIREAT', done, finish)
+log_event('once-done', owner, {'exit', tonumber(ARGV[6]) or -1, 'window_start_ms', start, 'window_end_ms', finish})
 return {1, start, finish, now}

@@ -45,7 +45,7 @@ in_list() { grep -qxF -- "$1" <<<"$2"; }
 
 known=""
 offered=""
-for sub in "" acquire release renew status force-unlock run doctor; do
+for sub in "" acquire release renew status force-unlock run history doctor; do
   help=$("$RLOCK" $sub --help 2>&1)
   known+=$(help_options <<<"$help")$'\n'
   for flag in $(grep -oE -- '--[a-z][a-z-]+' <<<"$help" | sort -u); do

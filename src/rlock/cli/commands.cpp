@@ -1,4 +1,5 @@
 #include <rlock/cli/commands.hpp>
+#include <rlock/cli/history.hpp>
 #include <rlock/cli/render.hpp>
 #include <rlock/cli/secrets.hpp>
 #include <rlock/cli/table.hpp>
@@ -428,7 +429,7 @@ int force_unlock_if_dead(Context& ctx, const lock::LockState& before) {
   }
   auto outcome = lock::ConditionalRemoval::changed;
   if (verdict.gone) {
-    outcome = ctx.store->force_unlock_if(keys, {before.owners.front().first, before.record_raw});
+    outcome = ctx.store->force_unlock_if(keys, {before.owners.front().first, before.record_raw, verdict.why});
     if (outcome == lock::ConditionalRemoval::gone) {
       verdict.why = "it was released meanwhile";
     } else if (outcome == lock::ConditionalRemoval::changed) {
@@ -538,6 +539,23 @@ bool done_in_window(Context& ctx, const run::RunSpec& spec) {
   return true;
 }
 
+int cmd_history(Context& ctx) {
+  const auto& keys = ctx.locks.front();
+  auto history = ctx.store->history(keys, ctx.inv.history_limit);
+  HistoryView view{ctx.inv.global.json, ctx.inv.utc, static_cast<int>(ctx.inv.global.urls.size())};
+  fmt::print("{}", render_history(keys.name, history, view));
+  return 0;
+}
+
+// A run that did not run CMD, in each lock's history (best effort, once: only
+// the client knows). The lock, when taken (done in window), is still held, and
+// nothing else waits on this thread.
+void log_skipped(Context& ctx, const run::RunSpec& spec, const std::string& why) {
+  for (const auto& keys : ctx.locks) {
+    ctx.store->log_event(keys, "skipped", spec.request.owner, {{"why", why}});
+  }
+}
+
 int cmd_run(Context& ctx) {
   const auto& inv = ctx.inv;
   run::RunSpec spec;
@@ -595,6 +613,7 @@ int cmd_run(Context& ctx) {
   // In the supervisor: it holds and renews the lock, so its record names it.
   spec.request.info = holder_info(getpid(), command);
   spec.request.renews = true;
+  lock::configure_history(inv.history, spec.request.info);
   std::vector<lock::AcquireResult> acquired;
   try {
     acquired = acquire_or_busy(ctx, spec.request, signals);
@@ -608,6 +627,7 @@ int cmd_run(Context& ctx) {
     }
     if (inv.if_unavailable == IfUnavailable::skip) {
       log::warning("{}: {}; not running CMD (--if-unavailable skip)", ctx.label, e.what());
+      log_skipped(ctx, spec, "unavailable");
       return 0;
     }
     // Loud: shown even with -q, like what `run` does to CMD.
@@ -617,6 +637,7 @@ int cmd_run(Context& ctx) {
     return run::supervise_unlocked(spec, signals);
   }
   if (inv.once_per && done_in_window(ctx, spec)) {
+    log_skipped(ctx, spec, "done in window");
     return 0;
   }
   return run::supervise(*ctx.store, spec, acquired, signals);
@@ -632,6 +653,7 @@ constexpr Subcommand k_subcommands[] = {
     {"status", "Show who holds locks, since when and for how long", cmd_status, false, false},
     {"force-unlock", "Remove a lock whoever holds it (clears a dead holder)", cmd_force_unlock, false, false},
     {"run", "Hold a lock while a command runs: acquire, renew, release", cmd_run, false, true},
+    {"history", "Show a lock's past: who held it, for how long, how it ended", cmd_history, false, false},
     {"doctor", "Check what threatens lock safety on the server(s): eviction, persistence...", cmd_doctor,
      false, false},
 };
@@ -686,6 +708,7 @@ int execute(const Invocation& inv, std::string& context) {
                               : fmt::format("{} {} on {}", inv.sub->name,
                                             comma_list(inv.names, ", ", [](const std::string& name) { return quote(name); }),
                                             store->describe());
+  lock::configure_history(inv.history, holder_info(getppid(), process_command(getppid())));
   Context ctx{inv, std::move(store), std::move(locks), context};
   return inv.sub->handler(ctx);
 }

@@ -52,6 +52,22 @@ void release_quietly(lock::Store& store, const RunSpec& spec, std::optional<Mill
   }
 }
 
+// A lost (or unconfirmed) lease in each lock's history: only the client knows
+// it. After CMD is stopped and the release is done or given up, once, best
+// effort, through a store whose timeouts are short (a partition must not hold
+// up the end of the run for long); never throws.
+void log_lost_quietly(lock::Store& store, const RunSpec& spec, const LeaseState& lease) noexcept {
+  try {
+    auto brief = store.fresh(Millis(500));
+    std::string why = lease.lost ? lease.lost_reason : "the lease could not be confirmed in time";
+    for (const auto& keys : spec.locks) {
+      brief->log_event(keys, "lost", spec.request.owner, {{"why", why.substr(0, 300)}});
+    }
+  } catch (const std::exception& e) {
+    log::debug("{}: {}", spec.label, e.what());
+  }
+}
+
 // --hold-min: let the locks expire `left` from now instead of releasing them.
 // Returns false when some lock is not ours any more (release them instead).
 bool hold_quietly(lock::Store& store, const RunSpec& spec, Millis left) noexcept {
@@ -254,10 +270,12 @@ int supervise_child(lock::Store* store, const RunSpec& spec, TimePoint acquired_
   auto release = plan.release(Clock::now(), {lease.stop_at, lease.kill_at, lease.lost});
   if (!release.send) {
     log::debug("{}: not released: the lease was lost and may have expired by now", spec.label);
+    log_lost_quietly(*store, spec, lease);
     return status;
   }
   if (release.within) {
     release_quietly(*store, spec, release.within);
+    log_lost_quietly(*store, spec, lease);
     return status;
   }
   // Recorded while the lock is still held: no other run can take it between
