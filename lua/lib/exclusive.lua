@@ -6,7 +6,6 @@
 -- @include holders.lua
 -- @include record.lua
 -- @include clock.lua
--- @include history.lua
 
 -- The fencing token of the current hold: the counter cannot move while the
 -- lock is held (only a fresh acquisition takes a token), 0 when missing. The
@@ -22,7 +21,6 @@ local function take(now_ms)
   local fence = new_fence(now_ms)
   redis.call('HSET', name, owner, 1, 'rlock:meta', holder_record(5, now_ms, lease, fence))
   redis.call('PEXPIRE', name, lease)
-  log_event('acquired', owner, {'fence', fence, 'lease_ms', lease})
   return applied(1, 1, fence, lease)
 end
 
@@ -62,10 +60,5 @@ local function attempt_held(renews)
   if renews then
     name_renewer(name, 'rlock:meta', 5, server_ms(), lease)
   end
-  local fence = current_fence()
-  -- A hold without rlock's record was made by Redisson: its history is not kept.
-  if redis.call('HEXISTS', name, 'rlock:meta') == 1 then
-    log_event('re-entered', owner, {'fence', fence, 'count', count})
-  end
-  return applied(2, count, fence, current), true
+  return applied(2, count, current_fence(), current), true
 end

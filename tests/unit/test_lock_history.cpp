@@ -116,5 +116,5 @@ TEST_CASE("render_history: escapes values, says Redisson, JSON has a schema") {
   h.events.clear();
   CHECK(rlock::cli::render_history("n", h, view).find("made by Redisson: no history") != std::string::npos);
   view.json = true;
-  CHECK(rlock::cli::render_history("n", h, view).find("\"schema\":\"rlock.history/1\"") != std::string::npos);
+  CHECK(rlock::cli::render_history("n", h, view).find("\"schema\":1") != std::string::npos);
 }

@@ -28,15 +28,16 @@ std::string event_time(long long at_ms, bool utc) {
 
 namespace {
 
-constexpr std::string_view k_schema = "rlock.history/1";
+// The document's version, as status's and doctor's: up only when a field changes meaning or goes away.
+constexpr int k_history_schema = 1;
 
-std::string merge_note(const HistoryView& view) {
+std::string history_merge_note(const HistoryView& view) {
   return fmt::format("the majority's view: events held by at least {} of {} masters, matched by kind, owner, "
                      "host, pid, command and counts (not times or fences, which each master keeps itself)",
                      view.masters / 2 + 1, view.masters);
 }
 
-std::string text(const std::string& name, const lock::History& history, const HistoryView& view) {
+std::string history_text(const std::string& name, const lock::History& history, const HistoryView& view) {
   std::string out;
   for (const auto& event : history.events) {
     if (event.malformed) {
@@ -58,7 +59,7 @@ std::string text(const std::string& name, const lock::History& history, const Hi
     out += '\n';
   }
   if (view.masters > 1) {
-    out += fmt::format("# {}\n", merge_note(view));
+    out += fmt::format("# {}\n", history_merge_note(view));
   }
   if (history.redisson) {
     out += fmt::format("{}: made by Redisson: no history (Redisson writes none){}\n", quote(name),
@@ -69,7 +70,7 @@ std::string text(const std::string& name, const lock::History& history, const Hi
   return out;
 }
 
-nlohmann::json json(const std::string& name, const lock::History& history, const HistoryView& view) {
+nlohmann::json history_json(const std::string& name, const lock::History& history, const HistoryView& view) {
   auto events = nlohmann::json::array();
   for (const auto& event : history.events) {
     nlohmann::json fields = nlohmann::json::object();
@@ -88,13 +89,13 @@ nlohmann::json json(const std::string& name, const lock::History& history, const
     }
     events.push_back(doc);
   }
-  nlohmann::json doc{{"schema", k_schema},
+  nlohmann::json doc{{"schema", k_history_schema},
                      {"name", name},
                      {"type", history.type},
                      {"made_by_redisson", history.redisson},
                      {"events", events}};
   if (view.masters > 1) {
-    doc["merge"] = merge_note(view);
+    doc["merge"] = history_merge_note(view);
   }
   return doc;
 }
@@ -103,9 +104,9 @@ nlohmann::json json(const std::string& name, const lock::History& history, const
 
 std::string render_history(const std::string& name, const lock::History& history, const HistoryView& view) {
   if (view.json) {
-    return json(name, history, view).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    return history_json(name, history, view).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
-  return text(name, history, view);
+  return history_text(name, history, view);
 }
 
 } // namespace rlock::cli

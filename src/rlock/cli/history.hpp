@@ -8,7 +8,7 @@ namespace rlock::cli {
 
 // How `rlock history` shows a lock's history.
 struct HistoryView {
-  bool json = false;  // one document {"schema": "rlock.history/1", ...}
+  bool json = false;  // one document {"schema": 1, ...}
   bool utc = false;   // times in UTC (default: local time)
   int masters = 1;    // > 1: a Redlock, the majority's view
 };

@@ -15,39 +15,39 @@ namespace rlock::lock {
 
 namespace {
 
-struct Config {
+struct HistoryConfig {
   HistorySettings settings;
   HolderInfo who;
   TimePoint started = Clock::now();
 };
 
-Config& config() {
-  static Config value;
+HistoryConfig& history_config() {
+  static HistoryConfig value;
   return value;
 }
 
-constexpr std::size_t k_max_fields = 64;
-constexpr std::size_t k_max_value = 1024;
+constexpr std::size_t k_event_max_fields = 64;
+constexpr std::size_t k_event_max_value = 1024;
 
 } // namespace
 
 void configure_history(const HistorySettings& settings, const HolderInfo& who) {
-  auto& c = config();
+  auto& c = history_config();
   c.settings = settings;
   c.who = who;
 }
 
 long long waited_ms() {
-  return std::chrono::duration_cast<Millis>(Clock::now() - config().started).count();
+  return std::chrono::duration_cast<Millis>(Clock::now() - history_config().started).count();
 }
 
-Fields acquisition_history(const AcquireRequest& request) {
+EventFields acquisition_history(const AcquireRequest& request) {
   return {{"mode", std::string(mode_name(request.mode.mode))}, {"waited_ms", std::to_string(waited_ms())}};
 }
 
 void with_history(std::vector<std::string>& keys, std::vector<std::string>& args, const LockKeys& lock,
-                  const Fields& extras) {
-  const auto& c = config();
+                  const EventFields& extras) {
+  const auto& c = history_config();
   if (c.settings.max_len <= 0) {
     return;
   }
@@ -62,7 +62,7 @@ void with_history(std::vector<std::string>& keys, std::vector<std::string>& args
 }
 
 void log_client_event(redis::Client& client, const LockKeys& lock, const std::string& kind,
-                      const std::string& owner, const Fields& extras) {
+                      const std::string& owner, const EventFields& extras) {
   try {
     std::vector<std::string> keys{lock.name};
     std::vector<std::string> args{kind, owner};
@@ -90,7 +90,7 @@ std::string HistoryEvent::get(std::string_view field) const {
 namespace {
 
 // "1700000000000-3" -> 1700000000000; nullopt when it is no stream id.
-std::optional<long long> id_ms(const std::string& id) {
+std::optional<long long> stream_id_ms(const std::string& id) {
   auto dash = id.find('-');
   if (dash == 0 || dash == std::string::npos || dash > 15) {
     return std::nullopt;
@@ -112,13 +112,13 @@ HistoryEvent decode_event(const redis::Reply& entry) {
     return event;
   }
   event.id = entry.elements[0].str.substr(0, 64);
-  auto at = id_ms(event.id);
+  auto at = stream_id_ms(event.id);
   const auto& fields = entry.elements[1];
   if (!at || !fields.is_array() || fields.elements.size() % 2 != 0) {
     return event;
   }
   event.at_ms = *at;
-  for (std::size_t f = 0; f + 1 < fields.elements.size() && event.fields.size() < k_max_fields; f += 2) {
+  for (std::size_t f = 0; f + 1 < fields.elements.size() && event.fields.size() < k_event_max_fields; f += 2) {
     const auto& name = fields.elements[f];
     const auto& value = fields.elements[f + 1];
     if (name.type != redis::Reply::Type::string || value.type != redis::Reply::Type::string) {
@@ -128,7 +128,7 @@ HistoryEvent decode_event(const redis::Reply& entry) {
       event.kind = value.str.substr(0, 64);
       continue;
     }
-    event.fields.emplace_back(name.str.substr(0, k_max_value), value.str.substr(0, k_max_value));
+    event.fields.emplace_back(name.str.substr(0, k_event_max_value), value.str.substr(0, k_event_max_value));
   }
   event.malformed = event.kind.empty();
   return event;

@@ -28,7 +28,7 @@ struct HistorySettings {
   Millis ttl{30LL * 24 * 3600 * 1000};
 };
 
-using Fields = std::vector<std::pair<std::string, std::string>>;
+using EventFields = std::vector<std::pair<std::string, std::string>>;
 
 // Set once by cli/ before any request (and by `run`'s supervisor, which names
 // itself): the settings and who this process is (host, pid, command redacted
@@ -39,10 +39,10 @@ void configure_history(const HistorySettings& settings, const HolderInfo& who);
 // key last among the keys, the context last among the arguments (settings,
 // host, pid, cmd, ver, then `extras`). Nothing when history is off.
 void with_history(std::vector<std::string>& keys, std::vector<std::string>& args, const LockKeys& lock,
-                  const Fields& extras = {});
+                  const EventFields& extras = {});
 
 // An acquisition's own fields: mode, waited_ms.
-Fields acquisition_history(const AcquireRequest& request);
+EventFields acquisition_history(const AcquireRequest& request);
 
 // The ms since this process configured its history (it started): an
 // acquisition's waited_ms.
@@ -52,14 +52,14 @@ long long waited_ms();
 // once (never resent), best effort: never throws, logs nothing to stderr.
 // Never call it while holding a mutex another thread needs.
 void log_client_event(redis::Client& client, const LockKeys& lock, const std::string& kind,
-                      const std::string& owner, const Fields& extras);
+                      const std::string& owner, const EventFields& extras);
 
 // One event read back. Everything in it is data anyone could have written.
 struct HistoryEvent {
   std::string id;         // the stream entry id ("1700000000000-0")
   long long at_ms = 0;    // server time in ms (from the id); 0 when malformed
   std::string kind;       // "acquired", "released", ...
-  Fields fields;          // every field but kind, as stored (at most 64, each cut at 1 KiB)
+  EventFields fields;          // every field but kind, as stored (at most 64, each cut at 1 KiB)
   bool malformed = false; // not an event of ours: shown as such
   int seen_on = 1;        // Redlock: on how many masters
 

@@ -478,7 +478,7 @@ redis::Reply force_unlock_script(redis::Client& client, const LockKeys& keys, co
                                        keys.queue,          keys.queue_timeouts, keys.waiters,
                                        keys.rw_channel,     keys.permit_timeouts, keys.permit_channel,
                                        keys.permit_records};
-  Fields extras;
+  EventFields extras;
   if (expected != nullptr) {
     extras.emplace_back("if_dead", expected->verdict.substr(0, 300));
   }

@@ -156,7 +156,7 @@ public:
   std::vector<LockState> find_locks(const std::string& pattern) override;
   History history(const LockKeys& keys, int limit) override;
   void log_event(const LockKeys& keys, const std::string& kind, const std::string& owner,
-                 const Fields& extras) override {
+                 const EventFields& extras) override {
     fan_out(m_nodes.size(), [&](std::size_t i) { log_client_event(m_nodes[i], keys, kind, owner, extras); });
   }
   // Each name's state from every master's view of `names` (answers[i]: master

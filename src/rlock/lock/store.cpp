@@ -46,7 +46,7 @@ public:
   }
   History history(const LockKeys& keys, int limit) override { return read_history(m_client, keys, limit); }
   void log_event(const LockKeys& keys, const std::string& kind, const std::string& owner,
-                 const Fields& extras) override {
+                 const EventFields& extras) override {
     log_client_event(m_client, keys, kind, owner, extras);
   }
   void refresh() override { m_client.refresh(); }

@@ -53,7 +53,7 @@ public:
   // An event only the client knows (lost, skipped): once, best effort, never
   // throws (a Redlock quorum: to every master). See log_client_event.
   virtual void log_event(const LockKeys& keys, const std::string& kind, const std::string& owner,
-                         const Fields& extras) = 0;
+                         const EventFields& extras) = 0;
   virtual std::vector<LockState> find_locks(const std::string& pattern) = 0;
   // `doctor`: the facts of every server locks live on (each primary; each
   // Redlock master, an unreachable one with `unreachable` set). Throws
