@@ -109,6 +109,30 @@ r history h6
 check "fair: acquired (mode fair) and released" \
   test "$(kinds_of)" = "acquired released " -a -n "$(grep 'mode=fair' <<<"$OUT")"
 
+# --- every mode: read, write, limit (their own scripts log through the same applied())
+for mode in -s --write --limit=2; do
+  name=hm${mode//[-=]/}
+  r run "$name" $mode -- true
+  expect_rc 0 "run $mode"
+  r history "$name"
+  check "run $mode: acquired and released (got: $(kinds_of))" test "$(kinds_of)" = "acquired released "
+done
+r history hms
+check "a shared hold says mode=shared" grep -q 'mode=shared' <<<"$OUT"
+r acquire hmw --write --owner tok-w
+r acquire hmw --write --owner tok-w
+r release hmw --write --owner tok-w
+r history hmw --limit 3
+check "write: re-entered and a one-level release (left=1)" \
+  test "$(kinds_of)" = "acquired re-entered released " -a -n "$(grep 'left=1' <<<"$OUT")"
+
+# --- the command is redacted as in the holder record: no password in the history
+r run hpw -- true redis://user:sekret-pw@example:6379 --password sekret-pw2
+r history hpw
+check "no password in the history (cmd redacted)" test -z "$(grep -e sekret-pw <<<"$OUT")" -a -n "$OUT"
+r --json history hpw
+check "... nor in --json" test -z "$(grep -e sekret-pw <<<"$OUT")"
+
 # --- names with braces: the log key shares the lock's slot
 r acquire '{grp}:job' --owner tok-7
 r history '{grp}:job'
