@@ -46,10 +46,7 @@ note_renewal(name, 'rlock:meta', server_ms())
 -- A renewal that finds less than a third of the lease left came late (rlock
 -- renews every third of it): logged, for a hold with rlock's record. A resend
 -- finds the lease renewed and logs nothing.
-if log_key then
-  local left = redis.call('PTTL', name)
-  if left >= 0 and left < lease / 3 and redis.call('HEXISTS', name, 'rlock:meta') == 1 then
-    log_event('renewed-late', owner, {'left_ms', left, 'lease_ms', lease})
-  end
+if log_key and redis.call('HEXISTS', name, 'rlock:meta') == 1 then
+  log_if_late(owner, redis.call('PTTL', name), lease)
 end
 return renew_hash(name, tonumber(count) or 1, lease)

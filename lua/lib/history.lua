@@ -51,6 +51,16 @@ local function log_event(kind, owner, fields)
   end
 end
 
+-- A renewal that finds less than a third of the lease left (`left` ms, of
+-- `lease`) came late (rlock renews every third of it): logged as renewed-late.
+-- Called before the renewal, for a hold with rlock's record only; a resend
+-- finds the lease renewed and logs nothing.
+local function log_if_late(owner, left, lease)
+  if log_key and left and left >= 0 and lease and left < lease / 3 then
+    log_event('renewed-late', owner, {'left_ms', left, 'lease_ms', lease})
+  end
+end
+
 -- How long the hold whose raw record is `raw` ('rlock:meta') has been held at
 -- now_ms; nil without a usable acquired_at_ms.
 local function held_ms(raw, now_ms)

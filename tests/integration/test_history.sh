@@ -126,6 +126,21 @@ r history hmw --limit 3
 check "write: re-entered and a one-level release (left=1)" \
   test "$(kinds_of)" = "acquired re-entered released " -a -n "$(grep 'left=1' <<<"$OUT")"
 
+# --- renewed-late in the read-write and semaphore layouts
+for mode in -s --write --limit=2; do
+  r acquire "hl${mode//[-=]/}" $mode --owner tok-l --ttl 4s
+done
+sleep 3 # under a third of the 4s lease left (a late sleep only makes it later)
+for mode in -s --write --limit=2; do
+  name=hl${mode//[-=]/}
+  r renew "$name" $mode --owner tok-l --ttl 4s
+  r renew "$name" $mode --owner tok-l --ttl 4s
+  r history "$name"
+  check "renew $mode late, then on time: one renewed-late (got: $(kinds_of))" \
+    test "$(kinds_of)" = "acquired renewed-late "
+  r release "$name" $mode --owner tok-l
+done
+
 # --- the command is redacted as in the holder record: no password in the history
 r run hpw -- true redis://user:sekret-pw@example:6379 --password sekret-pw2
 r history hpw

@@ -81,10 +81,10 @@ ReleaseResult permit_release(redis::Client& client, const LockKeys& keys, const 
 RenewResult permit_renew(redis::Client& client, const LockKeys& keys, const std::string& owner, Millis lease,
                          redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) {
   redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), retry), false, std::nullopt, {}};
-  return decode_renew(run_script(client, scope, scripts::permit_renew,
-                                 {keys.name, keys.permit_timeouts, keys.permit_channel, keys.permit_records},
-                                 {owner, ms(lease), client.publish_command()}, sync),
-                      sync);
+  std::vector<std::string> script_keys{keys.name, keys.permit_timeouts, keys.permit_channel, keys.permit_records};
+  std::vector<std::string> args{owner, ms(lease), client.publish_command()};
+  with_history(script_keys, args, keys);
+  return decode_renew(run_script(client, scope, scripts::permit_renew, script_keys, args, sync), sync);
 }
 
 } // namespace rlock::lock

@@ -81,9 +81,10 @@ ReleaseResult rw_release(redis::Client& client, const LockKeys& keys, Mode mode,
 RenewResult rw_renew(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner,
                      Millis lease, redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) {
   redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), retry), false, std::nullopt, {}};
-  return decode_renew(run_script(client, scope, scripts::rw_renew, {keys.name},
-                                 {owner, ms(lease), std::string(side_of(mode)), keys.reader_prefix}, sync),
-                      sync);
+  std::vector<std::string> script_keys{keys.name};
+  std::vector<std::string> args{owner, ms(lease), std::string(side_of(mode)), keys.reader_prefix};
+  with_history(script_keys, args, keys);
+  return decode_renew(run_script(client, scope, scripts::rw_renew, script_keys, args, sync), sync);
 }
 
 void rw_leave(redis::Client& client, const LockKeys& keys, const std::string& owner) noexcept {
