@@ -93,6 +93,10 @@ check "run's events name its command" grep -Eq 'acquired .*cmd=true ' <<<"$OUT"
 # --- skipped: --if-unavailable skip (Redis down: best effort, nothing to write to) is quiet
 r -u redis://127.0.0.1:1 --connect-timeout 200ms run h4 --if-unavailable skip -- true
 expect_rc 0 "--if-unavailable skip with Redis down still exits 0"
+r --sync-replicas 1/100ms run h4b --if-unavailable skip -- true
+expect_rc 0 "--if-unavailable skip (too few replicas: unavailable, but Redis answers)"
+r history h4b
+check "skipped, why=unavailable (got: $(kinds_of))" grep -Eq 'skipped .*why=unavailable' <<<"$OUT"
 
 # --- lost: the lock deleted behind a run
 bg "$TEST_TMP/lost" run h5 --ttl 1500ms -- sleep 20
@@ -197,6 +201,14 @@ check "an acquisition sent twice (the client's own token): one event" \
   test "$(ev_kinds $N)" = "acquired renewed-late released acquired "
 check "the script's extra argument is not taken for its own (release without KEYS[7])" \
   test "$(rcli EXISTS $N)" = 1
+FU=$(sha_of force_unlock)
+fkeys=(11 $N "redisson_lock__channel:{$N}" "redisson_unlock_latch:{$N}:op5" "redisson_lock_queue:{$N}"
+  "redisson_lock_timeout:{$N}" "rlock_waiters:{$N}" "redisson_rwlock:{$N}" "{$N}:timeout" "redisson_sc:{$N}"
+  "rlock_permits:{$N}" "rlock_log:{$N}")
+rcli EVALSHA "$FU" "${fkeys[@]}" PUBLISH 24000 1 "$CTX" >/dev/null
+rcli EVALSHA "$FU" "${fkeys[@]}" PUBLISH 24000 1 "$CTX" >/dev/null
+check "a force-unlock sent twice (latch): one event, not taken for --if-dead's arguments" \
+  test "$(ev_kinds $N)" = "acquired renewed-late released acquired force-unlocked " -a "$(rcli EXISTS $N)" = 0
 
 # --- hostile entries: shown as malformed or escaped, never a crash
 rcli XADD 'rlock_log:{h1}' '*' kind $'evil\e[31m' owner $'x\ny' >/dev/null

@@ -548,11 +548,16 @@ int cmd_history(Context& ctx) {
 }
 
 // A run that did not run CMD, in each lock's history (best effort, once: only
-// the client knows). The lock, when taken (done in window), is still held, and
-// nothing else waits on this thread.
+// the client knows), through a store whose timeouts are short: Redis may be
+// what could not be reached (--if-unavailable skip), and skipping must stay quick.
 void log_skipped(Context& ctx, const run::RunSpec& spec, const std::string& why) {
-  for (const auto& keys : ctx.locks) {
-    ctx.store->log_event(keys, "skipped", spec.request.owner, {{"why", why}});
+  try {
+    auto brief = ctx.store->fresh(Millis(300));
+    for (const auto& keys : ctx.locks) {
+      brief->log_event(keys, "skipped", spec.request.owner, {{"why", why}});
+    }
+  } catch (const std::exception& e) {
+    log::debug("{}: {}", ctx.label, e.what());
   }
 }
 
