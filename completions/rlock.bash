@@ -56,7 +56,7 @@ _rlock() {
     cword=$COMP_CWORD
   fi
 
-  local subcommands="acquire release renew status force-unlock run doctor check"
+  local subcommands="acquire release renew status force-unlock run history doctor check"
   local global="-u --url --password-file --connect-timeout --io-timeout --sync-replicas --tls-ca-file
     --tls-cert --tls-key --tls-server-name --tls-insecure --json -q --quiet -v --verbose
     -E --conflict-exit-code --version -h --help"
@@ -159,6 +159,7 @@ _rlock() {
     status) opts="--match --watch --format --output --json -h --help" ;;
     check) opts="--match --held-longer --dead-holder --waiters --ttl-none --done-within -h --help" ;;
     force-unlock) opts="--if-dead --json -h --help" ;;
+    history) opts="--limit --utc --json -h --help" ;;
     doctor) opts="--json -h --help" ;;
     run) opts="--ttl -w --wait -n --no-wait $modes --on-lost --kill-after --hold-min --max-hold --wait-descendants
       --once-per --if-unavailable -h --help --" ;;

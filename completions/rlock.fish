@@ -74,7 +74,7 @@ end
 
 # A NAME position: a subcommand that takes lock names, and (run) not yet in CMD.
 function __rlock_wants_name
-    __rlock_using acquire release renew status force-unlock run check
+    __rlock_using acquire release renew status force-unlock run history check
     and not __rlock_in_command
     and not string match -q -- '-*' (commandline -ct)
 end
@@ -120,6 +120,7 @@ complete -c rlock -n __rlock_no_subcommand -a renew -d 'Extend the lease of a lo
 complete -c rlock -n __rlock_no_subcommand -a status -d 'Show who holds locks, since when and for how long'
 complete -c rlock -n __rlock_no_subcommand -a force-unlock -d 'Remove a lock whoever holds it'
 complete -c rlock -n __rlock_no_subcommand -a run -d 'Hold a lock while a command runs'
+complete -c rlock -n __rlock_no_subcommand -a history -d "Show a lock's past: who held it, for how long, how it ended"
 complete -c rlock -n __rlock_no_subcommand -a doctor -d 'Check what threatens lock safety on the server(s)'
 complete -c rlock -n __rlock_no_subcommand -a check -d 'Monitoring plugin: OK/WARNING/CRITICAL/UNKNOWN for stuck locks'
 
@@ -146,7 +147,7 @@ complete -c rlock -n __rlock_no_subcommand -l version -d 'Print the version and 
 complete -c rlock -n 'not __rlock_in_command' -s h -l help -d 'Print help and exit'
 
 # --json after a subcommand (not run: its output is CMD's).
-complete -c rlock -n '__rlock_using acquire release renew status force-unlock doctor' -l json \
+complete -c rlock -n '__rlock_using acquire release renew status force-unlock history doctor' -l json \
     -d 'Machine-readable output: one JSON document on stdout'
 
 # Lease, waiting, owner.
@@ -187,6 +188,10 @@ complete -c rlock -n '__rlock_using check' -l done-within -x -a '1h 26h 8d' \
     -d 'CRITICAL when a once-per job last completed longer ago than DUR'
 complete -c rlock -n '__rlock_using force-unlock' -l if-dead \
     -d 'Remove it only when its recorded holder process on this host is gone'
+
+# history.
+complete -c rlock -n '__rlock_using history' -l limit -x -a '5 20 100 1000' -d 'Show the newest N events (default 20)'
+complete -c rlock -n '__rlock_using history' -l utc -d 'Times in UTC (default: local time)'
 
 # run.
 complete -c rlock -n '__rlock_using run; and not __rlock_in_command' -l on-lost -x \

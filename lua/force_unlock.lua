@@ -46,6 +46,7 @@ end
 local name, channel, latch = KEYS[1], KEYS[2], KEYS[3]
 local queue, timeouts, waiters = KEYS[4], KEYS[5], KEYS[6]
 -- @include fair_queue.lua
+-- @include history.lua
 
 local stored = redis.call('GET', latch)
 if stored then
@@ -79,6 +80,36 @@ local function same_hold(raw, expected)
 end
 
 local expected_owner, expected_record = ARGV[4], ARGV[5]
+if log_key and #ARGV < 6 then
+  expected_owner, expected_record = nil, nil -- the last argument is the history's
+end
+
+-- The removal in the history (force-unlocked; the client's context says by whom
+-- and, for --if-dead, the verdict): for a lock with rlock's records only
+-- (Redisson's writes none), before anything is deleted. The owner is the
+-- hold's first owner field ('' when none).
+local function log_removal()
+  if not log_key then
+    return
+  end
+  local now_ms, holder, raw, ours = server_ms(), '', nil, false
+  if kind == 'hash' then
+    local fields = redis.call('HKEYS', name)
+    for _, field in ipairs(fields) do
+      if string.sub(field, 1, 10) == 'rlock:meta' then
+        ours = true
+      elseif field ~= 'mode' and string.sub(field, 1, 6) ~= 'rlock:' and holder == '' and #fields <= 1000 then
+        holder = field
+      end
+    end
+    raw = redis.call('HGET', name, 'rlock:meta')
+  elseif KEYS[10] and KEYS[10] ~= log_key then
+    ours = redis.call('EXISTS', KEYS[10]) == 1
+  end
+  if ours then
+    log_event('force-unlocked', holder, {'held_ms', held_ms(raw, now_ms) or -1})
+  end
+end
 if expected_owner and (kind ~= 'hash' or redis.call('HEXISTS', name, 'mode') == 1
     or redis.call('HEXISTS', name, expected_owner) == 0
     or not same_hold(redis.call('HGET', name, 'rlock:meta'), expected_record)) then
@@ -86,8 +117,12 @@ if expected_owner and (kind ~= 'hash' or redis.call('HEXISTS', name, 'mode') == 
 end
 -- Publish first, so an ACL denial changes nothing (the queue is only read until then).
 local rw_channel, permits, permit_channel, permit_records = KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+if rw_channel == log_key then
+  rw_channel, permits = nil, nil -- KEYS[7] to KEYS[10] absent
+end
 if rw_channel and kind == 'hash' and redis.call('HEXISTS', name, 'mode') == 1 then
   redis.call(ARGV[1], rw_channel, '0')
+  log_removal()
   redis.call('DEL', name)
   redis.call('SET', latch, kind, 'PX', ARGV[2])
   return ARGV[3] == '1' and {1, kind, rw_channel} or {1, kind}
@@ -95,11 +130,13 @@ end
 if permits and kind == 'string' and redis.call('TYPE', permits)['ok'] == 'zset' then
   local out = redis.call('ZCARD', permits)
   redis.call(ARGV[1], permit_channel, tostring(math.max(out, 1)))
+  log_removal()
   redis.call('DEL', name, permits, permit_records)
   redis.call('SET', latch, kind, 'PX', ARGV[2])
   return ARGV[3] == '1' and {1, kind, permit_channel} or {1, kind}
 end
 local published = wake(ARGV[1], channel)
+log_removal()
 redis.call('DEL', name)
 redis.call('SET', latch, kind, 'PX', ARGV[2])
 if ARGV[3] == '1' then

@@ -43,6 +43,7 @@ local process_at = nil -- record.lua's holder_record is not used here
 -- @include holders.lua
 -- @include record.lua
 -- @include clock.lua
+-- @include history.lua
 
 local early = refused(owner)
 if early then
@@ -75,4 +76,5 @@ local record = cjson.encode({
 })
 redis.call('SET', done, record)
 redis.call('PEXPIREAT', done, finish + 30 * 86400000)
+log_event('once-done', owner, {'exit', tonumber(ARGV[6]) or -1, 'window_start_ms', start, 'window_end_ms', finish})
 return {1, start, finish, now}

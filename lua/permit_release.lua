@@ -48,9 +48,12 @@ local owner, all, publish, latch_ms = ARGV[1], ARGV[2] == '1', ARGV[3], ARGV[4]
 -- @include latch.lua
 -- @include clock.lua
 -- @include permits.lua
+-- @include history.lua
 
 local kind, free = semaphore()
-local early = refused(owner) or latched(latch, 2) or unapplied(KEYS[6]) or other_layout(kind, free)
+-- KEYS[6] absent: the last key may be the history's (lib/history.lua).
+local early = refused(owner) or latched(latch, 2) or unapplied(KEYS[6] ~= log_key and KEYS[6] or nil) or
+                  other_layout(kind, free)
 if early then
   return early
 end
@@ -75,6 +78,8 @@ local record = record_of(owner)
 local count = levels(record)
 
 local left = all and 0 or count - 1
+-- The history's released event, for a permit with rlock's record.
+local raw = log_key and redis.call('HGET', records, owner)
 if left > 0 then
   record.count = left
   redis.call('HSET', records, owner, cjson.encode(record))
@@ -88,4 +93,7 @@ else
   redis.call('INCRBY', name, 1)
 end
 redis.call('SET', latch, string.format('%d %d', left, free), 'PX', latch_ms)
+if raw then
+  log_event('released', owner, {'held_ms', held_ms(raw, server_ms()) or -1, 'left', left})
+end
 return {left, free}

@@ -39,6 +39,7 @@ local owner, lease, publish = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 -- @include reserved.lua
 -- @include clock.lua
 -- @include permits.lua
+-- @include history.lua
 
 local kind, free = semaphore()
 local early = refused(owner) or other_layout(kind, free)
@@ -65,6 +66,9 @@ if lease == 0 then
   lease = recorded_lease(record)
 end
 note_renewal(records, owner, now_ms) -- when this permit holder last renewed
+if record then
+  log_if_late(owner, lease_end - now_ms, lease) -- lib/history.lua
+end
 
 -- While the permit is re-entered (a nested run inside a run), one level's
 -- renewal must never shorten the lease another level relies on: only lengthen it.

@@ -52,6 +52,11 @@ local owner, all, publish, latch_ms = ARGV[1], ARGV[2] == '1', ARGV[3], ARGV[4]
 -- @include latch.lua
 -- @include holders.lua
 -- @include fair_queue.lua
+-- @include history.lua
+-- @include clock.lua
+if acquisition == log_key then
+  acquisition = nil -- KEYS[7] absent: the last key is the history's
+end
 
 local early = refused(owner) or released(latch) or unapplied(acquisition)
 if early then
@@ -69,6 +74,8 @@ local left = 0
 if not all and #count <= 15 and string.match(count, '^[1-9]%d*$') then
   left = tonumber(count) - 1
 end
+-- Only a hold with rlock's record has a history (Redisson's writes none).
+local record = log_key and redis.call('HGET', name, 'rlock:meta')
 local published = nil
 if left > 0 then
   left = redis.call('HINCRBY', name, owner, -1)
@@ -81,6 +88,10 @@ else
   redis.call('DEL', name)
 end
 redis.call('SET', latch, left, 'PX', latch_ms)
+if record then
+  local now_ms = server_ms()
+  log_event('released', owner, {'held_ms', held_ms(record, now_ms) or -1, 'left', left})
+end
 if published and ARGV[5] == '1' then
   return {left, published}
 end

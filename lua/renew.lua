@@ -30,6 +30,7 @@ local name, owner, lease = KEYS[1], ARGV[1], tonumber(ARGV[2])
 -- @include reserved.lua
 -- @include holders.lua
 -- @include renewal.lua
+-- @include history.lua
 
 local refusal = refused(owner)
 if refusal then
@@ -42,4 +43,10 @@ if not count then
 end
 lease = renewal_lease(lease, name, 'rlock:meta')
 note_renewal(name, 'rlock:meta', server_ms())
+-- A renewal that finds less than a third of the lease left came late (rlock
+-- renews every third of it): logged, for a hold with rlock's record. A resend
+-- finds the lease renewed and logs nothing.
+if log_key and redis.call('HEXISTS', name, 'rlock:meta') == 1 then
+  log_if_late(owner, redis.call('PTTL', name), lease)
+end
 return renew_hash(name, tonumber(count) or 1, lease)

@@ -47,8 +47,11 @@ local owner, all, publish, latch_ms = ARGV[1], ARGV[2] == '1', ARGV[3], ARGV[4]
 local side, prefix = ARGV[5], ARGV[6]
 -- @include rw.lua
 -- @include latch.lua
+-- @include clock.lua
+-- @include history.lua
 
-local early = refused_side() or released(latch) or unapplied(KEYS[4])
+-- KEYS[4] absent: the last key may be the history's (lib/history.lua).
+local early = refused_side() or released(latch) or unapplied(KEYS[4] ~= log_key and KEYS[4] or nil)
 if early then
   return early
 end
@@ -61,6 +64,13 @@ end
 
 local held = levels(count)
 local left = all and 0 or held - 1
+-- The history's released event, for a hold with rlock's record (Redisson's writes none).
+local record = log_key and redis.call('HGET', name, side == 'write' and 'rlock:meta' or 'rlock:meta:' .. owner)
+local function log_release()
+  if record then
+    log_event('released', owner, {'held_ms', held_ms(record, server_ms()) or -1, 'left', left})
+  end
+end
 
 -- Every change comes after the PUBLISH (if the user may not publish, an ACL
 -- without the channel, the script fails before changing anything);
@@ -83,6 +93,7 @@ if side == 'write' then
     end
   end
   redis.call('SET', latch, left, 'PX', latch_ms)
+  log_release()
   return {left}
 end
 
@@ -110,4 +121,5 @@ elseif lease then
   redis.call('DEL', name)
 end
 redis.call('SET', latch, left, 'PX', latch_ms)
+log_release()
 return {left}

@@ -43,6 +43,7 @@ end
 local name, owner, lease, side, prefix = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 -- @include rw.lua
 -- @include renewal.lua
+-- @include history.lua
 
 local refusal = refused_side()
 if refusal then
@@ -59,6 +60,11 @@ end
 lease = renewal_lease(lease, name, meta_field)
 note_renewal(name, meta_field, server_ms())
 local held = levels(count)
+-- renewed-late (lib/history.lua): the writer's lease is the hash's, a reader's
+-- its newest level key's.
+if log_key and redis.call('HEXISTS', name, meta_field) == 1 then
+  log_if_late(owner, redis.call('PTTL', side == 'write' and name or level_key(owner, held)), lease)
+end
 
 if side == 'write' then
   return renew_hash(name, held, lease)

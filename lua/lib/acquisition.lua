@@ -4,6 +4,7 @@
 -- (ARGV[3] = '1'), latch (this request's latch key), latch_ms (its lifetime)
 -- and fence_key (the fencing counter, redisson_lock_token:{NAME}).
 -- @include latch.lua
+-- @include history.lua
 
 -- A resend's answer, when the token was given (ARGV[3] = '0'): the one the first
 -- send left in the latch. nil for a new request, and for a token of the client's
@@ -15,10 +16,25 @@ local function resent()
   return latched(latch, 4)
 end
 
--- Applies an answer: remembered in the latch when the token was given.
+-- Whether NAME is a lock hash whose owner's hold has no rlock record (made by
+-- Redisson: its history is not kept). A semaphore (a string) is taken as ours.
+local function redisson_hold()
+  return redis.call('TYPE', name)['ok'] == 'hash' and redis.call('HEXISTS', name, 'rlock:meta') == 0 and
+             redis.call('HEXISTS', name, 'rlock:meta:' .. owner) == 0
+end
+
+-- Applies an answer: remembered in the latch when the token was given, and
+-- logged in the history (lib/history.lua): code 1 acquired, 2 re-entered (not
+-- for a hold Redisson made). Only a change is applied: a resend's answer (from
+-- the latch, or the client's own token found in the lock) never comes here.
 local function applied(code, count, fence, lease_ms)
   if not own_token then
     redis.call('SET', latch, string.format('%d %d %.0f %d', code, count, fence, lease_ms), 'PX', latch_ms)
+  end
+  if code == 1 then
+    log_event('acquired', owner, {'fence', fence, 'lease_ms', lease_ms})
+  elseif log_key and not redisson_hold() then
+    log_event('re-entered', owner, {'count', count, 'fence', fence})
   end
   return {code, count, fence, lease_ms}
 end

@@ -160,9 +160,9 @@ cached_scripts() { rcli INFO memory | tr -d '\r' | sed -n 's/^number_of_cached_s
 # hygiene_checks LABEL [ALLOWED_KEY_REGEX]: after everything has stopped: no
 # process of this scenario is left, no lock key, no pub/sub channel, and the
 # script cache holds only rlock's scripts. (Latch keys, which expire by themselves
-# within seconds, and fencing counters are not lock keys.)
+# within seconds, fencing counters and histories (rlock_log:) are not lock keys.)
 hygiene_checks() {
-  local label=$1 allowed=${2:-'^(redisson_lock_token|redisson_unlock_latch|rlock_acquire_latch):'}
+  local label=$1 allowed=${2:-'^(redisson_lock_token|redisson_unlock_latch|rlock_acquire_latch|rlock_log):'}
   check "$label: no process of the scenario is left (rlock, supervisor, children)" wait_until 5 no_chaos_procs
   local left; left=$(chaos_procs | head -5 | xargs -r ps -o pid=,args= -p 2>/dev/null)
   [ -n "$left" ] && echo "  left: $left"

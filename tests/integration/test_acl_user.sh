@@ -28,7 +28,7 @@ check "the man page has the same line" eval 'sed "s/\\\\-/-/g" "$SRC/man/rlock.1
 # Every command rlock's scripts call (as compiled into the binary) is in the line.
 missing=""
 for cmd in $("$RLOCK" --version >/dev/null; cat "$SRC"/lua/*.lua "$SRC"/lua/lib/*.lua 2>/dev/null |
-  grep -o "redis.call('[A-Za-z]*'" | sed "s/redis.call('//; s/'//" | tr 'A-Z' 'a-z' | sort -u); do
+  grep -oE "redis.p?call\('[A-Za-z]*'" | sed -E "s/redis.p?call\('//; s/'//" | tr 'A-Z' 'a-z' | sort -u); do
   grep -qw -- "+$cmd" <<<"$line" || missing="$missing $cmd"
 done
 check "the line allows every command the scripts call (missing:${missing:- none})" test -z "$missing"
@@ -98,6 +98,21 @@ sleep 0.3
 ra release lock:ww --write --owner holder
 check "the --write waiter is woken and runs" wait_until 5 bg_done "$TEST_TMP/w"
 check "... exit 0 (got $(bg_rc "$TEST_TMP/w"))" test "$(bg_rc "$TEST_TMP/w")" = 0
+
+# --- history (issue 23): written inside the scripts (xadd), read back (xrevrange)
+ra history lock:a
+expect_rc 0 "history as the lock-only user"
+check "the events were written under the ACL (acquired renewed? released)" \
+  grep -q ' acquired owner=' <<<"$OUT"
+check "... and released" grep -q ' released owner=' <<<"$OUT"
+ra history lock:once
+check "run --once-per's once-done and skipped are in the history" \
+  test -n "$(grep ' once-done ' <<<"$OUT")" -a -n "$(grep ' skipped ' <<<"$OUT")"
+setuser noxadd -xadd >/dev/null
+r -u "redis://noxadd:$PW@$H" run lock:nx -- true
+expect_rc 0 "the line minus xadd: run still works (the history is best effort)"
+check "... and wrote no history" test "$(rcli EXISTS 'rlock_log:{lock:nx}')" = 0
+printf '%s\n%s\n' "$OUT" "$ERR" >>"$ALL_OUT"
 
 # --- outside its key patterns: denied
 ra acquire other:x

@@ -13,7 +13,7 @@ r acquire warm --owner w; r renew warm --owner w; r release warm --owner w
 r acquire warm2 --owner w; r acquire warm2 -n; r release warm2 --owner w
 
 # commands the scripts may run themselves
-SCRIPT_CMDS=$(grep -oh "redis.call('[A-Za-z]*'" "$RLOCK_LUA"/*.lua | sed "s/redis.call('//; s/'//" | tr 'A-Z' 'a-z' | sort -u)
+SCRIPT_CMDS=$(grep -ohE "redis.p?call\('[A-Za-z]*'" "$RLOCK_LUA"/*.lua | sed -E "s/redis.p?call\('//; s/'//" | tr 'A-Z' 'a-z' | sort -u)
 SCRIPT_CMDS="$SCRIPT_CMDS publish spublish"   # the channel command travels as ARGV
 stats() { rcli INFO commandstats | tr -d '\r' | grep '^cmdstat_'; }
 calls_of() { grep "^cmdstat_$1:" <<<"$2" | sed 's/^[^:]*:calls=\([0-9]*\),.*/\1/'; }

@@ -96,8 +96,10 @@ for y in Y Y2 Y3 Y4; do check "no lock $y left" key_gone "$y"; done
 r status Y Y2 Y3 Y4
 expect_rc 1 "status Y Y2 Y3 Y4: free"
 echo "  keys left on the standalone server: $(rcli --no-raw KEYS '*' | sed 's/^[0-9]*) //' | tr -d '"' | sort | paste -sd' ')"
-check "only fencing counters and latches remain" \
-  eval '! rcli KEYS "*" | grep -qvE "^(redisson_lock_token:|redisson_unlock_latch:|rlock_acquire_latch:)"'
+check "only fencing counters, latches and histories remain" \
+  eval '! rcli KEYS "*" | grep -qvE "^(redisson_lock_token:|redisson_unlock_latch:|rlock_acquire_latch:|rlock_log:)"'
+check "the history tells the undo: acquired, then released" \
+  test "$(rcli XRANGE 'rlock_log:{Y}' - + | grep -xE 'acquired|released' | paste -sd' ')" = "acquired released"
 
 # a re-entry that is not acknowledged undoes only itself
 r acquire Z --owner zz --ttl 30s

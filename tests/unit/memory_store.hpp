@@ -120,6 +120,16 @@ public:
     return "hash";
   }
 
+  lock::History history(const lock::LockKeys& keys, int) override {
+    note("history", keys.name);
+    return {};
+  }
+
+  void log_event(const lock::LockKeys& keys, const std::string& kind, const std::string&,
+                 const lock::EventFields&) override {
+    note("log_event " + kind, keys.name);
+  }
+
   lock::ConditionalRemoval force_unlock_if(const lock::LockKeys& keys, const lock::ExpectedHold& expected) override {
     note("force_unlock_if", keys.name);
     auto it = holds.find(keys.name);

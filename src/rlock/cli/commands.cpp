@@ -3,6 +3,7 @@
 #include <rlock/cli/exit.hpp>
 #include <rlock/cli/context.hpp>
 #include <rlock/cli/metrics.hpp>
+#include <rlock/cli/history.hpp>
 #include <rlock/cli/render.hpp>
 #include <rlock/cli/secrets.hpp>
 #include <rlock/cli/table.hpp>
@@ -516,6 +517,14 @@ bool done_in_window(Context& ctx, const run::RunSpec& spec) {
   return true;
 }
 
+int cmd_history(Context& ctx) {
+  const auto& keys = ctx.locks.front();
+  auto history = ctx.store->history(keys, ctx.inv.history_limit);
+  HistoryView view{ctx.inv.global.json, ctx.inv.utc, static_cast<int>(ctx.inv.global.urls.size())};
+  fmt::print("{}", render_history(keys.name, history, view));
+  return 0;
+}
+
 int cmd_run(Context& ctx) {
   const auto& inv = ctx.inv;
   run::RunSpec spec;
@@ -570,6 +579,7 @@ int cmd_run(Context& ctx) {
   // In the supervisor: it holds and renews the lock, so its record names it.
   spec.request.info = holder_info(getpid(), command);
   spec.request.renews = true;
+  lock::configure_history(inv.history, spec.request.info);
   run::RunAcquisition acquisition;
   {
     WaitDisplay display; // cleared before CMD starts
@@ -580,6 +590,7 @@ int cmd_run(Context& ctx) {
     busy(ctx, acquisition.taken);
   case run::RunAcquisition::Kind::skip:
     log::warning("{}: {}; not running CMD (--if-unavailable skip)", ctx.label, acquisition.unavailable->what());
+    run::log_skipped(*ctx.store, spec, "unavailable");
     return 0;
   case run::RunAcquisition::Kind::run_unlocked:
     // Loud: shown even with -q, like what `run` does to CMD.
@@ -591,6 +602,7 @@ int cmd_run(Context& ctx) {
     break;
   }
   if (inv.once_per && done_in_window(ctx, spec)) {
+    run::log_skipped(*ctx.store, spec, "done in window");
     return 0;
   }
   return run::supervise(*ctx.store, spec, acquisition.taken.results, signals);
@@ -623,6 +635,10 @@ constexpr Subcommand k_subcommands[] = {
      .summary = "Hold a lock while a command runs: acquire, renew, release",
      .handler = cmd_run,
      .takes_command = true,
+     .takes_lock_names = true},
+    {.name = "history",
+     .summary = "Show a lock's past: who held it, for how long, how it ended",
+     .handler = cmd_history,
      .takes_lock_names = true},
     {.name = "doctor",
      .summary = "Check what threatens lock safety on the server(s): eviction, persistence...",
@@ -682,6 +698,7 @@ int execute(const Invocation& inv, std::string& context) {
                               : fmt::format("{} {} on {}", inv.sub->name,
                                             comma_list(inv.names, ", ", [](const std::string& name) { return quote(name); }),
                                             store->describe());
+  lock::configure_history(inv.history, holder_info(getppid(), process_command(getppid())));
   Context ctx{inv, std::move(store), std::move(locks), context};
   return inv.sub->handler(ctx);
 }

@@ -62,7 +62,39 @@ struct Raw {
   bool shared = false;
   bool write = false;
   std::string limit;
+  std::string history_limit; // history --limit N
+  bool utc = false;          // history --utc
 };
+
+// history --limit N: 1 to 10000 events.
+int history_limit(const std::string& text) {
+  long long value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 1 || value > 10'000) {
+    throw UsageError(fmt::format("history --limit: {} is not a whole number from 1 to 10000", quote(text)));
+  }
+  return static_cast<int>(value);
+}
+
+// How the history is kept (lock/history.hpp): RLOCK_HISTORY_MAXLEN (events
+// kept, about; 0: write none) and RLOCK_HISTORY_TTL (its lifetime after the
+// last event, a duration).
+lock::HistorySettings history_settings(const char* (*env)(const char*)) {
+  lock::HistorySettings settings;
+  if (const char* max = env("RLOCK_HISTORY_MAXLEN"); max != nullptr && *max != '\0') {
+    std::string_view text(max);
+    long long value = -1;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || value < 0 || value > 1'000'000) {
+      throw UsageError(fmt::format("RLOCK_HISTORY_MAXLEN: {} is not a whole number from 0 to 1000000", quote(text)));
+    }
+    settings.max_len = value;
+  }
+  if (const char* ttl = env("RLOCK_HISTORY_TTL"); ttl != nullptr && *ttl != '\0') {
+    settings.ttl = parse_duration(ttl, "RLOCK_HISTORY_TTL");
+  }
+  return settings;
+}
 
 // At most this many names in one command (all or none).
 constexpr int k_max_names = 64;
@@ -264,6 +296,12 @@ std::unique_ptr<App> make_app() {
   force->add_flag(
       "--if-dead", raw.if_dead,
       "Remove it only when its recorded holder process on this host is gone (exit 1 and why if not)");
+
+  auto* history = a->subs["history"];
+  history->add_option("NAME", raw.names, "Lock name")->required()->expected(1);
+  history->add_option("--limit", raw.history_limit, "Show the newest N events (default 20, at most 10000)")
+      ->type_name("N");
+  history->add_flag("--utc", raw.utc, "Times in UTC (default: local time)");
 
   // doctor: no options of its own (the global ones: -u, --json).
 
@@ -629,6 +667,11 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
     inv.wait = parse_duration(raw.wait, "--wait");
   }
   inv.all = raw.all;
+  inv.history = history_settings(env);
+  inv.utc = raw.utc;
+  if (!raw.history_limit.empty()) {
+    inv.history_limit = history_limit(raw.history_limit);
+  }
   inv.if_dead = raw.if_dead;
   if (inv.if_dead && inv.global.urls.size() > 1) {
     throw UsageError("--if-dead takes one URL: a Redlock's holder record is per master");

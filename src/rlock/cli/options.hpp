@@ -5,6 +5,7 @@
 #include <rlock/core/defaults.hpp>
 #include <rlock/core/duration.hpp>
 #include <rlock/core/log.hpp>
+#include <rlock/lock/history.hpp>
 #include <rlock/lock/mode.hpp>
 #include <rlock/redis/client.hpp>
 #include <rlock/run/policy.hpp>
@@ -64,6 +65,9 @@ struct Invocation {
   std::optional<Millis> once_per;      // run --once-per: the window length
   IfUnavailable if_unavailable = IfUnavailable::fail; // run
   std::vector<std::string> child_argv; // run: CMD ARG...
+  lock::HistorySettings history;       // RLOCK_HISTORY_MAXLEN, RLOCK_HISTORY_TTL (every subcommand)
+  int history_limit = 20;              // history --limit
+  bool utc = false;                    // history --utc
 };
 
 // What parsing decided: run an invocation, or exit at once after printing

@@ -78,19 +78,7 @@ std::string held_as_word(const lock::Holder& holder) {
 }
 
 std::string_view mode_word(lock::Mode mode) {
-  switch (mode) {
-  case lock::Mode::exclusive:
-    return "exclusive";
-  case lock::Mode::fair:
-    return "fair";
-  case lock::Mode::read:
-    return "shared";
-  case lock::Mode::write:
-    return "write";
-  case lock::Mode::limit:
-    return "limit";
-  }
-  return "exclusive";
+  return lock::mode_name(mode);
 }
 
 std::string_view verdict_word(lock::Verdict verdict) {

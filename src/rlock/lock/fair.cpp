@@ -4,6 +4,7 @@
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/lock/detail.hpp>
+#include <rlock/lock/history.hpp>
 #include <rlock/lock/layouts.hpp>
 
 namespace rlock::lock {
@@ -34,11 +35,10 @@ AcquireResult fair_try_acquire(redis::Client& client, const AcquireRequest& requ
                             request.info.command, RLOCK_VERSION, join_queue ? "1" : "0", ms(k_give_up_window)},
                            request.info);
   args.push_back(request.renews ? "1" : "0"); // a re-entry by run names it in the record, as acquire.lua
-  auto answer = run_script(
-      client, scope, scripts::fair_acquire,
-      {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id), keys.queue, keys.queue_timeouts,
-       keys.waiters},
-      args, request.sync);
+  std::vector<std::string> script_keys{keys.name,  keys.fence_key,      latch_key(keys.acquire_latch, op_id),
+                                       keys.queue, keys.queue_timeouts, keys.waiters};
+  with_history(script_keys, args, keys, acquisition_history(request));
+  auto answer = run_script(client, scope, scripts::fair_acquire, script_keys, args, request.sync);
   AcquireResult result = decode_acquire(answer, sent_at);
   undo_if_unsynced(client, request, result);
   if (!result.acquired && join_queue) {

@@ -13,7 +13,7 @@ IfDeadResult force_unlock_if_dead(Store& store, const LockKeys& keys, const Lock
     result.outcome = IfDeadOutcome::not_proven;
     return result;
   }
-  switch (store.force_unlock_if(keys, {before.owners.front().first, before.record_raw})) {
+  switch (store.force_unlock_if(keys, {before.owners.front().first, before.record_raw, result.verdict.why})) {
   case ConditionalRemoval::removed:
     result.outcome = IfDeadOutcome::removed;
     break;

@@ -1,6 +1,7 @@
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/lock/detail.hpp>
+#include <rlock/lock/history.hpp>
 #include <rlock/lock/layouts.hpp>
 #include <rlock/lock/lock.hpp>
 #include <rlock/redis/errors.hpp>
@@ -224,9 +225,9 @@ ReleaseResult exclusive_release(redis::Client& client, const LockKeys& keys, con
   if (!only_if_acquired_by.empty()) {
     script_keys.push_back(latch_key(keys.acquire_latch, only_if_acquired_by));
   }
-  auto reply = run_script(client, scope, scripts::release, script_keys,
-                          {owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime()), "1"})
-                   .reply;
+  std::vector<std::string> args{owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime()), "1"};
+  with_history(script_keys, args, keys);
+  auto reply = run_script(client, scope, scripts::release, script_keys, args).reply;
   ReleaseResult result = decode_release(reply);
   if (result.check == OwnerCheck::ok && result.remaining == 0) {
     publish_release_again(client, keys, publish, optional_string(reply, 1));
@@ -238,7 +239,10 @@ ReleaseResult exclusive_release(redis::Client& client, const LockKeys& keys, con
 RenewResult exclusive_renew(redis::Client& client, const LockKeys& keys, const std::string& owner,
                             Millis lease, redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) {
   redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), retry), false, std::nullopt, {}};
-  return decode_renew(run_script(client, scope, scripts::renew, {keys.name}, {owner, ms(lease)}, sync), sync);
+  std::vector<std::string> script_keys{keys.name};
+  std::vector<std::string> args{owner, ms(lease)};
+  with_history(script_keys, args, keys);
+  return decode_renew(run_script(client, scope, scripts::renew, script_keys, args, sync), sync);
 }
 
 // Calls the function of the layout `mode`'s holds live in: `exclusive` for the
@@ -449,10 +453,10 @@ AcquireResult try_acquire(redis::Client& client, const AcquireRequest& request, 
                             request.info.command, RLOCK_VERSION},
                            request.info);
   args.push_back(request.renews ? "1" : "0");
-  auto answer = run_script(client, scope, scripts::acquire,
-                           {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id), keys.queue,
-                            keys.queue_timeouts, keys.waiters},
-                           args, request.sync);
+  std::vector<std::string> script_keys{keys.name,  keys.fence_key,      latch_key(keys.acquire_latch, op_id),
+                                       keys.queue, keys.queue_timeouts, keys.waiters};
+  with_history(script_keys, args, keys, acquisition_history(request));
+  auto answer = run_script(client, scope, scripts::acquire, script_keys, args, request.sync);
   auto result = decode_acquire(answer, sent_at);
   undo_if_unsynced(client, request, result);
   return result;
@@ -486,12 +490,16 @@ redis::Reply force_unlock_script(redis::Client& client, const LockKeys& keys, co
     args.push_back(expected->owner);
     args.push_back(expected->record_raw);
   }
-  auto reply = run_script(client, scope, scripts::force_unlock,
-                          {keys.name, keys.channel, latch_key(keys.unlock_latch, new_op_id()), keys.queue,
-                           keys.queue_timeouts, keys.waiters, keys.rw_channel, keys.permit_timeouts,
-                           keys.permit_channel, keys.permit_records},
-                          args)
-                   .reply;
+  std::vector<std::string> script_keys{keys.name,           keys.channel,    latch_key(keys.unlock_latch, new_op_id()),
+                                       keys.queue,          keys.queue_timeouts, keys.waiters,
+                                       keys.rw_channel,     keys.permit_timeouts, keys.permit_channel,
+                                       keys.permit_records};
+  EventFields extras;
+  if (expected != nullptr) {
+    extras.emplace_back("if_dead", expected->verdict.substr(0, 300));
+  }
+  with_history(script_keys, args, keys, extras);
+  auto reply = run_script(client, scope, scripts::force_unlock, script_keys, args).reply;
   if (element(reply, 0).as_integer() == 1) {
     publish_release_again(client, keys, publish, optional_string(reply, 2));
   }

@@ -173,6 +173,7 @@ std::optional<std::string> force_unlock(redis::Client& client, const LockKeys& k
 struct ExpectedHold {
   std::string owner;
   std::string record_raw;
+  std::string verdict; // why it was judged gone: the history's force-unlocked event says it
 };
 
 enum class ConditionalRemoval {

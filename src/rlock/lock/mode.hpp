@@ -37,6 +37,10 @@ enum class Layout {
   other,     // a hash whose 'mode' field says neither read nor write (kept as read, for display)
 };
 
+// A mode's word, as the JSON output and the history's events say it:
+// "exclusive", "fair", "shared", "write", "limit" (stored data, so here, not in render).
+std::string_view mode_name(Mode mode);
+
 // The layout a script or a hash's 'mode' field names: "exclusive", "fair",
 // "read", "write", "semaphore"; "" is none; anything else other.
 Layout layout_of(std::string_view word);

@@ -39,7 +39,8 @@ LockKeys layout_keys(std::string_view name) {
                 prefixed_name("redisson_sc", name),
                 prefixed_name("rlock_permits", name),
                 prefixed_name("rlock_write_intent", name),
-                prefixed_name("rlock_done", name)};
+                prefixed_name("rlock_done", name),
+                prefixed_name("rlock_log", name)};
 }
 
 namespace {
@@ -47,10 +48,10 @@ namespace {
 // The prefixes of the helper keys rlock and Redisson keep beside a lock
 // (prefixed_name's PREFIX:{NAME} or PREFIX:NAME): a lock by such a name would
 // be another lock's helper key.
-constexpr std::array<std::string_view, 9> k_helper_prefixes{
+constexpr std::array<std::string_view, 10> k_helper_prefixes{
     "redisson_lock_token:", "redisson_unlock_latch:", "redisson_lock_queue:", "redisson_lock_timeout:",
     "rlock_acquire_latch:", "rlock_waiters:",         "rlock_permits:",       "rlock_write_intent:",
-    "rlock_done:"};
+    "rlock_done:",          "rlock_log:"};
 
 LockKeys checked_keys(std::string_view name);
 
@@ -112,7 +113,7 @@ LockKeys checked_keys(std::string_view name) {
   bool same_slot = true;
   for (const auto* key : {&keys.fence_key, &keys.channel, &keys.queue, &keys.queue_timeouts, &keys.waiters,
                           &keys.rw_channel, &keys.reader_prefix, &keys.permit_timeouts, &keys.permit_channel,
-                          &keys.permit_records, &keys.write_intent, &keys.done}) {
+                          &keys.permit_records, &keys.write_intent, &keys.done, &keys.log}) {
     same_slot = same_slot && hash_slot(*key) == slot;
   }
   same_slot = same_slot && hash_slot(fmt::format("{}:{}", keys.channel, k_sample_owner)) == slot &&
@@ -151,6 +152,22 @@ std::string suffixed_name(std::string_view name, std::string_view suffix) {
     return fmt::format("{}:{}", name, suffix);
   }
   return fmt::format("{{{}}}:{}", name, suffix);
+}
+
+std::string_view mode_name(Mode mode) {
+  switch (mode) {
+  case Mode::exclusive:
+    return "exclusive";
+  case Mode::fair:
+    return "fair";
+  case Mode::read:
+    return "shared";
+  case Mode::write:
+    return "write";
+  case Mode::limit:
+    return "limit";
+  }
+  return "exclusive";
 }
 
 Layout layout_of(std::string_view word) {

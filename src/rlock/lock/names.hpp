@@ -35,6 +35,7 @@ struct LockKeys {
   std::string permit_records;  // rlock_permits:{NAME}           limit: rlock's record of each permit holder
   std::string write_intent;    // rlock_write_intent:{NAME}      write: waiting writers (owner -> lapse time, ms)
   std::string done; // rlock_done:{NAME}              run --once-per: the last completion (once.hpp)
+  std::string log;  // rlock_log:{NAME}               the lock's history, a capped stream (history.hpp)
 };
 
 // Redisson's suffixName rule: "{NAME}:SUFFIX", or "NAME:SUFFIX" when NAME

@@ -1,4 +1,5 @@
 #include <rlock/lock/detail.hpp>
+#include <rlock/lock/history.hpp>
 #include <rlock/lock/once.hpp>
 #include <rlock/redis/errors.hpp>
 
@@ -34,10 +35,11 @@ OnceVerdict judge_once(const std::optional<DoneRecord>& record, long long now_ms
 DoneResult record_done(redis::Client& client, const LockKeys& keys, const std::string& owner, Millis length,
                        const HolderInfo& info, int exit_status) {
   using namespace detail;
-  auto reply = run_script(client, one_shot(client, true), scripts::once_done, {keys.name, keys.done},
-                          {owner, ms(length), info.host, std::to_string(info.pid), info.command,
-                           std::to_string(exit_status), RLOCK_VERSION, new_op_id()})
-                   .reply;
+  std::vector<std::string> script_keys{keys.name, keys.done};
+  std::vector<std::string> args{owner, ms(length), info.host, std::to_string(info.pid), info.command,
+                                std::to_string(exit_status), RLOCK_VERSION, new_op_id()};
+  with_history(script_keys, args, keys);
+  auto reply = run_script(client, one_shot(client, true), scripts::once_done, script_keys, args).reply;
   DoneResult result;
   long long code = element(reply, 0).as_integer();
   if (code == 1) {

@@ -4,6 +4,7 @@
 #include <rlock/core/errors.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/lock/detail.hpp>
+#include <rlock/lock/history.hpp>
 #include <rlock/lock/layouts.hpp>
 #include <rlock/redis/script.hpp>
 
@@ -25,16 +26,16 @@ AcquireResult permit_try_acquire(redis::Client& client, const AcquireRequest& re
   // A resend only makes the true send time later, so this bound stays on the safe side.
   TimePoint sent_at = Clock::now();
   const auto& keys = request.keys;
-  auto answer =
-      run_script(client, scope, scripts::permit_acquire,
-                 {keys.name, keys.permit_timeouts, keys.permit_channel, keys.fence_key, keys.permit_records,
-                  latch_key(keys.acquire_latch, op_id)},
-                 with_process({request.owner, ms(request.lease), request.own_token ? "1" : "0",
-                               ms(scope.policy.latch_lifetime()), std::to_string(request.mode.limit),
-                               client.publish_command(), request.info.host, std::to_string(request.info.pid),
-                               request.info.command, RLOCK_VERSION},
-                              request.info),
-                 request.sync);
+  std::vector<std::string> script_keys{keys.name,          keys.permit_timeouts, keys.permit_channel,
+                                       keys.fence_key,     keys.permit_records,
+                                       latch_key(keys.acquire_latch, op_id)};
+  auto args = with_process({request.owner, ms(request.lease), request.own_token ? "1" : "0",
+                            ms(scope.policy.latch_lifetime()), std::to_string(request.mode.limit),
+                            client.publish_command(), request.info.host, std::to_string(request.info.pid),
+                            request.info.command, RLOCK_VERSION},
+                           request.info);
+  with_history(script_keys, args, keys, acquisition_history(request));
+  auto answer = run_script(client, scope, scripts::permit_acquire, script_keys, args, request.sync);
   const auto& reply = answer.reply;
   if (element(reply, 0).as_integer() == k_size_mismatch) {
     // The permits' number is the users' shared configuration, not a passing
@@ -67,9 +68,9 @@ ReleaseResult permit_release(redis::Client& client, const LockKeys& keys, const 
   if (!only_if_acquired_by.empty()) {
     script_keys.push_back(latch_key(keys.acquire_latch, only_if_acquired_by));
   }
-  auto reply = run_script(client, scope, scripts::permit_release, script_keys,
-                          {owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime())})
-                   .reply;
+  std::vector<std::string> args{owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime())};
+  with_history(script_keys, args, keys);
+  auto reply = run_script(client, scope, scripts::permit_release, script_keys, args).reply;
   ReleaseResult result = decode_release(reply);
   if (result.check == OwnerCheck::ok && result.remaining == 0 && client.publish_command() != publish) {
     // The new count of free permits, as the script published it.
@@ -82,10 +83,10 @@ ReleaseResult permit_release(redis::Client& client, const LockKeys& keys, const 
 RenewResult permit_renew(redis::Client& client, const LockKeys& keys, const std::string& owner, Millis lease,
                          redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) {
   redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), retry), false, std::nullopt, {}};
-  return decode_renew(run_script(client, scope, scripts::permit_renew,
-                                 {keys.name, keys.permit_timeouts, keys.permit_channel, keys.permit_records},
-                                 {owner, ms(lease), client.publish_command()}, sync),
-                      sync);
+  std::vector<std::string> script_keys{keys.name, keys.permit_timeouts, keys.permit_channel, keys.permit_records};
+  std::vector<std::string> args{owner, ms(lease), client.publish_command()};
+  with_history(script_keys, args, keys);
+  return decode_renew(run_script(client, scope, scripts::permit_renew, script_keys, args, sync), sync);
 }
 
 } // namespace rlock::lock

@@ -148,6 +148,11 @@ public:
   }
   std::vector<LockState> inspect(const std::vector<std::string>& names) override;
   std::vector<LockState> find_locks(const std::string& pattern) override;
+  History history(const LockKeys& keys, int limit) override;
+  void log_event(const LockKeys& keys, const std::string& kind, const std::string& owner,
+                 const EventFields& extras) override {
+    fan_out(m_nodes.size(), [&](std::size_t i) { log_client_event(m_nodes[i], keys, kind, owner, extras); });
+  }
   // Each name's state from every master's view of `names` (answers[i]: master
   // i's states in the order of `names`, or its error): the majority's holder.
   std::vector<LockState> combine(const std::vector<std::string>& names,
@@ -468,6 +473,22 @@ std::optional<std::string> RedlockStore::force_unlock(const LockKeys& keys) {
     throw quorum_error(fmt::format("answered by {}", count_phrase(answered(answers))), answers);
   }
   return removed;
+}
+
+History RedlockStore::history(const LockKeys& keys, int limit) {
+  auto answers =
+      ask_all<History>(m_nodes, [&](redis::Client& node) { return read_history(node, keys, limit); });
+  check_independent();
+  if (answered(answers) < need()) {
+    throw quorum_error(fmt::format("answered by {}", count_phrase(answered(answers))), answers);
+  }
+  std::vector<History> each;
+  for (auto& answer : answers) {
+    if (answer.value) {
+      each.push_back(std::move(*answer.value));
+    }
+  }
+  return merge_majority(each, need(), limit);
 }
 
 std::vector<LockState> RedlockStore::inspect(const std::vector<std::string>& names) {

@@ -4,6 +4,7 @@
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/lock/detail.hpp>
+#include <rlock/lock/history.hpp>
 #include <rlock/lock/layouts.hpp>
 
 namespace rlock::lock {
@@ -32,15 +33,15 @@ AcquireResult rw_try_acquire(redis::Client& client, const AcquireRequest& reques
   const bool writer = request.mode.mode == Mode::write;
   // Only a writer that will wait records an intent (a single attempt, -n, leaves none).
   const bool join = writer && request.wait.has_value();
-  auto answer = run_script(
-      client, scope, scripts::rw_acquire,
-      {keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id), keys.write_intent},
-      with_process({request.owner, ms(request.lease), request.own_token ? "1" : "0",
-                    ms(scope.policy.latch_lifetime()), request.info.host, std::to_string(request.info.pid),
-                    request.info.command, RLOCK_VERSION, std::string(side_of(request.mode.mode)),
-                    join ? "1" : "0", ms(k_intent_life), keys.reader_prefix},
-                   request.info),
-      request.sync);
+  std::vector<std::string> script_keys{keys.name, keys.fence_key, latch_key(keys.acquire_latch, op_id),
+                                       keys.write_intent};
+  auto args = with_process({request.owner, ms(request.lease), request.own_token ? "1" : "0",
+                            ms(scope.policy.latch_lifetime()), request.info.host, std::to_string(request.info.pid),
+                            request.info.command, RLOCK_VERSION, std::string(side_of(request.mode.mode)),
+                            join ? "1" : "0", ms(k_intent_life), keys.reader_prefix},
+                           request.info);
+  with_history(script_keys, args, keys, acquisition_history(request));
+  auto answer = run_script(client, scope, scripts::rw_acquire, script_keys, args, request.sync);
   AcquireResult result = decode_acquire(answer, sent_at);
   undo_if_unsynced(client, request, result);
   const auto& reply = answer.reply;
@@ -65,10 +66,10 @@ ReleaseResult rw_release(redis::Client& client, const LockKeys& keys, Mode mode,
   if (!only_if_acquired_by.empty()) {
     script_keys.push_back(latch_key(keys.acquire_latch, only_if_acquired_by));
   }
-  auto reply = run_script(client, scope, scripts::rw_release, script_keys,
-                          {owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime()),
-                           std::string(side_of(mode)), keys.reader_prefix})
-                   .reply;
+  std::vector<std::string> args{owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime()),
+                                std::string(side_of(mode)), keys.reader_prefix};
+  with_history(script_keys, args, keys);
+  auto reply = run_script(client, scope, scripts::rw_release, script_keys, args).reply;
   ReleaseResult result = decode_release(reply);
   if (result.check == OwnerCheck::ok && result.remaining == 0) {
     // Whether the script published (a reader leaving others in it does not)
@@ -81,9 +82,10 @@ ReleaseResult rw_release(redis::Client& client, const LockKeys& keys, Mode mode,
 RenewResult rw_renew(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner,
                      Millis lease, redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) {
   redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), retry), false, std::nullopt, {}};
-  return decode_renew(run_script(client, scope, scripts::rw_renew, {keys.name},
-                                 {owner, ms(lease), std::string(side_of(mode)), keys.reader_prefix}, sync),
-                      sync);
+  std::vector<std::string> script_keys{keys.name};
+  std::vector<std::string> args{owner, ms(lease), std::string(side_of(mode)), keys.reader_prefix};
+  with_history(script_keys, args, keys);
+  return decode_renew(run_script(client, scope, scripts::rw_renew, script_keys, args, sync), sync);
 }
 
 void rw_leave(redis::Client& client, const LockKeys& keys, const std::string& owner) noexcept {

@@ -44,6 +44,11 @@ public:
   std::vector<LockState> find_locks(const std::string& pattern) override {
     return lock::find_locks(m_client, pattern);
   }
+  History history(const LockKeys& keys, int limit) override { return read_history(m_client, keys, limit); }
+  void log_event(const LockKeys& keys, const std::string& kind, const std::string& owner,
+                 const EventFields& extras) override {
+    log_client_event(m_client, keys, kind, owner, extras);
+  }
   void refresh() override { m_client.refresh(); }
   std::string describe() const override { return m_client.describe(); }
 

@@ -2,6 +2,7 @@
 
 #include <rlock/core/signals.hpp>
 #include <rlock/lock/doctor.hpp>
+#include <rlock/lock/history.hpp>
 #include <rlock/lock/lock.hpp>
 #include <rlock/lock/once.hpp>
 #include <rlock/lock/waiter.hpp>
@@ -46,6 +47,13 @@ public:
   virtual DoneResult record_done(const LockKeys& keys, const std::string& owner, Millis length,
                                  const HolderInfo& info, int exit_status) = 0;
   virtual std::vector<LockState> inspect(const std::vector<std::string>& names) = 0;
+  // `history`: the newest `limit` events of the lock (history.hpp; a Redlock
+  // quorum: those a majority of masters hold, merge_majority).
+  virtual History history(const LockKeys& keys, int limit) = 0;
+  // An event only the client knows (lost, skipped): once, best effort, never
+  // throws (a Redlock quorum: to every master). See log_client_event.
+  virtual void log_event(const LockKeys& keys, const std::string& kind, const std::string& owner,
+                         const EventFields& extras) = 0;
   virtual std::vector<LockState> find_locks(const std::string& pattern) = 0;
   // `doctor`: the facts of every server locks live on (each primary; each
   // Redlock master, an unreachable one with `unreachable` set). Throws

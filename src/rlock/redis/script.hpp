@@ -47,4 +47,6 @@ extern const redis::Script rw_leave;
 extern const redis::Script fair_acquire;
 extern const redis::Script fair_leave;
 extern const redis::Script once_done;
+extern const redis::Script log_event;
+extern const redis::Script history_read;
 } // namespace rlock::scripts

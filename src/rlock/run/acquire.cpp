@@ -75,4 +75,18 @@ OncePerCheck check_once_per(lock::Store& store, const RunSpec& spec) {
   return out;
 }
 
+// A run that did not run CMD, in each lock's history (best effort, once: only
+// the client knows), through a store whose timeouts are short: Redis may be
+// what could not be reached (--if-unavailable skip), and skipping must stay quick.
+void log_skipped(lock::Store& store, const RunSpec& spec, const std::string& why) noexcept {
+  try {
+    auto brief = store.fresh(Millis(300));
+    for (const auto& keys : spec.locks) {
+      brief->log_event(keys, "skipped", spec.request.owner, {{"why", why}});
+    }
+  } catch (const std::exception& e) {
+    log::debug("{}: {}", spec.label, e.what());
+  }
+}
+
 } // namespace rlock::run

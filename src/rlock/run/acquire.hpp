@@ -57,4 +57,8 @@ struct OncePerCheck {
 // RedisError(protocol) for an answer without the server's time.
 OncePerCheck check_once_per(lock::Store& store, const RunSpec& spec);
 
+// Notes in each lock's history that this run did not run CMD (`why`:
+// "unavailable", "done in window"): best effort, once, with short timeouts.
+void log_skipped(lock::Store& store, const RunSpec& spec, const std::string& why) noexcept;
+
 } // namespace rlock::run

@@ -43,6 +43,27 @@ void release_quietly(lock::Store& store, const RunSpec& spec, std::optional<Mill
   lock::warn_unreleased(spec.label, spec.locks, released);
 }
 
+// A lost lease in each lock's history: only the client knows it. After CMD is
+// stopped and the release is done or given up, once, best effort, through a
+// store whose timeouts are short; never throws. Only a loss a renewal's answer
+// proved (the lock gone or another's): a lease that could not be confirmed
+// means Redis did not answer, and waiting on it again would hold up the end of
+// the run (bench: a silent partition's "CMD dead -> rlock exited").
+void log_lost_quietly(lock::Store& store, const RunSpec& spec, const LeaseState& lease) noexcept {
+  if (!lease.lost) {
+    return;
+  }
+  try {
+    auto brief = store.fresh(Millis(300));
+    const std::string& why = lease.lost_reason;
+    for (const auto& keys : spec.locks) {
+      brief->log_event(keys, "lost", spec.request.owner, {{"why", why.substr(0, 300)}});
+    }
+  } catch (const std::exception& e) {
+    log::debug("{}: {}", spec.label, e.what());
+  }
+}
+
 // --hold-min: let the locks expire `left` from now instead of releasing them.
 // Returns false when some lock is not ours any more (release them instead).
 bool hold_quietly(lock::Store& store, const RunSpec& spec, Millis left) noexcept {
@@ -245,10 +266,12 @@ int supervise_child(lock::Store* store, const RunSpec& spec, TimePoint acquired_
   auto release = plan.release(Clock::now(), {lease.stop_at, lease.kill_at, lease.lost});
   if (!release.send) {
     log::debug("{}: not released: the lease was lost and may have expired by now", spec.label);
+    log_lost_quietly(*store, spec, lease);
     return status;
   }
   if (release.within) {
     release_quietly(*store, spec, release.within);
+    log_lost_quietly(*store, spec, lease);
     return status;
   }
   // Recorded while the lock is still held: no other run can take it between

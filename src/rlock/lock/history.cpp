@@ -1,0 +1,225 @@
+#include <rlock/core/clock.hpp>
+#include <rlock/core/version.hpp>
+#include <rlock/lock/detail.hpp>
+#include <rlock/lock/history.hpp>
+#include <rlock/lock/mode.hpp>
+#include <rlock/redis/errors.hpp>
+#include <rlock/redis/script.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <map>
+
+namespace rlock::lock {
+
+namespace {
+
+struct HistoryConfig {
+  HistorySettings settings;
+  HolderInfo who;
+  TimePoint started = Clock::now();
+};
+
+HistoryConfig& history_config() {
+  static HistoryConfig value;
+  return value;
+}
+
+constexpr std::size_t k_event_max_fields = 64;
+constexpr std::size_t k_event_max_value = 1024;
+
+} // namespace
+
+void configure_history(const HistorySettings& settings, const HolderInfo& who) {
+  auto& c = history_config();
+  c.settings = settings;
+  c.who = who;
+}
+
+long long waited_ms() {
+  return std::chrono::duration_cast<Millis>(Clock::now() - history_config().started).count();
+}
+
+EventFields acquisition_history(const AcquireRequest& request) {
+  return {{"mode", std::string(mode_name(request.mode.mode))}, {"waited_ms", std::to_string(waited_ms())}};
+}
+
+void with_history(std::vector<std::string>& keys, std::vector<std::string>& args, const LockKeys& lock,
+                  const EventFields& extras) {
+  const auto& c = history_config();
+  if (c.settings.max_len <= 0) {
+    return;
+  }
+  auto ctx = nlohmann::json::array({c.settings.max_len, c.settings.ttl.count(), "host", c.who.host, "pid",
+                                    std::to_string(c.who.pid), "cmd", c.who.command, "ver", RLOCK_VERSION});
+  for (const auto& [field, value] : extras) {
+    ctx.push_back(field);
+    ctx.push_back(value);
+  }
+  keys.push_back(lock.log);
+  args.push_back(ctx.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+void log_client_event(redis::Client& client, const LockKeys& lock, const std::string& kind,
+                      const std::string& owner, const EventFields& extras) {
+  try {
+    std::vector<std::string> keys{lock.name};
+    std::vector<std::string> args{kind, owner};
+    with_history(keys, args, lock, extras);
+    if (keys.size() < 2) {
+      return;
+    }
+    redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), redis::RetryPolicy::Mode::once), false,
+                            std::nullopt, {}};
+    detail::run_script(client, scope, scripts::log_event, keys, args);
+  } catch (const std::exception&) {
+    // best effort: the history misses this event
+  }
+}
+
+std::string HistoryEvent::get(std::string_view field) const {
+  for (const auto& [name, value] : fields) {
+    if (name == field) {
+      return value;
+    }
+  }
+  return {};
+}
+
+namespace {
+
+// "1700000000000-3" -> 1700000000000; nullopt when it is no stream id.
+std::optional<long long> stream_id_ms(const std::string& id) {
+  auto dash = id.find('-');
+  if (dash == 0 || dash == std::string::npos || dash > 15) {
+    return std::nullopt;
+  }
+  long long value = 0;
+  for (std::size_t i = 0; i < dash; ++i) {
+    if (id[i] < '0' || id[i] > '9') {
+      return std::nullopt;
+    }
+    value = value * 10 + (id[i] - '0');
+  }
+  return value;
+}
+
+HistoryEvent decode_event(const redis::Reply& entry) {
+  HistoryEvent event;
+  event.malformed = true;
+  if (!entry.is_array() || entry.elements.size() != 2 || entry.elements[0].type != redis::Reply::Type::string) {
+    return event;
+  }
+  event.id = entry.elements[0].str.substr(0, 64);
+  auto at = stream_id_ms(event.id);
+  const auto& fields = entry.elements[1];
+  if (!at || !fields.is_array() || fields.elements.size() % 2 != 0) {
+    return event;
+  }
+  event.at_ms = *at;
+  for (std::size_t f = 0; f + 1 < fields.elements.size() && event.fields.size() < k_event_max_fields; f += 2) {
+    const auto& name = fields.elements[f];
+    const auto& value = fields.elements[f + 1];
+    if (name.type != redis::Reply::Type::string || value.type != redis::Reply::Type::string) {
+      return event;
+    }
+    if (name.str == "kind" && event.kind.empty()) {
+      event.kind = value.str.substr(0, 64);
+      continue;
+    }
+    event.fields.emplace_back(name.str.substr(0, k_event_max_value), value.str.substr(0, k_event_max_value));
+  }
+  event.malformed = event.kind.empty();
+  return event;
+}
+
+} // namespace
+
+History decode_history(const redis::Reply& reply) {
+  History history;
+  const auto& events = detail::element(reply, 0);
+  history.type = detail::optional_string(reply, 1);
+  const auto& redisson = detail::element(reply, 2);
+  history.redisson = redisson.type == redis::Reply::Type::integer && redisson.integer == 1;
+  // XREVRANGE: newest first; shown oldest first.
+  for (auto it = events.elements.rbegin(); it != events.elements.rend(); ++it) {
+    history.events.push_back(decode_event(*it));
+  }
+  return history;
+}
+
+History read_history(redis::Client& client, const LockKeys& lock, int limit) {
+  auto reply = detail::run_script(client, one_shot(client, false), scripts::history_read, {lock.name, lock.log},
+                                  {std::to_string(limit)})
+                   .reply;
+  return decode_history(reply);
+}
+
+History merge_majority(const std::vector<History>& per_master, int need, int limit) {
+  // An event's identity across masters: every field but the times and the fence.
+  auto identity = [](const HistoryEvent& event) {
+    std::string key = event.kind;
+    for (const auto& [name, value] : event.fields) {
+      if (name == "fence" || name.ends_with("_ms")) {
+        continue;
+      }
+      key += '\x1f' + name + '=' + value;
+    }
+    return key;
+  };
+  struct Seen {
+    HistoryEvent event;
+    int masters = 0;
+  };
+  std::map<std::pair<std::string, int>, Seen> seen;
+  History merged;
+  merged.type = "none";
+  for (const auto& history : per_master) {
+    merged.redisson = merged.redisson || history.redisson;
+    if (history.type != "none" && !history.type.empty()) {
+      merged.type = history.type;
+    }
+    std::map<std::string, int> occurrences;
+    for (const auto& event : history.events) {
+      if (event.malformed) {
+        continue;
+      }
+      auto key = identity(event);
+      auto& entry = seen[{key, occurrences[key]++}];
+      if (entry.masters == 0) {
+        entry.event = event;
+      } else {
+        if (event.at_ms < entry.event.at_ms) {
+          entry.event.at_ms = event.at_ms;
+          entry.event.id = event.id;
+        }
+        auto fence = event.get("fence");
+        auto kept = entry.event.get("fence");
+        if (!fence.empty() && (kept.empty() || fence.size() > kept.size() ||
+                               (fence.size() == kept.size() && fence > kept))) {
+          for (auto& [name, value] : entry.event.fields) {
+            if (name == "fence") {
+              value = fence;
+            }
+          }
+        }
+      }
+      ++entry.masters;
+    }
+  }
+  for (auto& [key, entry] : seen) {
+    if (entry.masters >= need) {
+      entry.event.seen_on = entry.masters;
+      merged.events.push_back(std::move(entry.event));
+    }
+  }
+  std::stable_sort(merged.events.begin(), merged.events.end(),
+                   [](const auto& a, const auto& b) { return a.at_ms < b.at_ms; });
+  if (limit > 0 && merged.events.size() > static_cast<std::size_t>(limit)) {
+    merged.events.erase(merged.events.begin(), merged.events.end() - limit);
+  }
+  return merged;
+}
+
+} // namespace rlock::lock

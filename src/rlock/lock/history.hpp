@@ -1,0 +1,91 @@
+#pragma once
+
+// A lock's history (`rlock history NAME`, issue 23): every state change appends
+// one event to the capped stream rlock_log:{NAME} (LockKeys::log, NAME's hash
+// slot) inside the script that makes the change (lua/lib/history.lua), so it
+// costs no round trip and a resend that changes nothing logs nothing. What only
+// the client knows (a lease lost, a run skipped) is sent once, best effort, by
+// log_client_event. Reading: read_history (one deployment) and merge_majority
+// (a Redlock: the events a majority of masters hold).
+
+#include <rlock/core/duration.hpp>
+#include <rlock/lock/lock.hpp>
+#include <rlock/lock/names.hpp>
+#include <rlock/redis/client.hpp>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rlock::lock {
+
+// How the history is kept: the stream's length (XADD MAXLEN ~ max_len; 0: no
+// history is written) and how long it lives after its last event (PEXPIRE).
+// From RLOCK_HISTORY_MAXLEN and RLOCK_HISTORY_TTL (cli/).
+struct HistorySettings {
+  long long max_len = 1000;
+  Millis ttl{30LL * 24 * 3600 * 1000};
+};
+
+using EventFields = std::vector<std::pair<std::string, std::string>>;
+
+// Set once by cli/ before any request (and by `run`'s supervisor, which names
+// itself): the settings and who this process is (host, pid, command redacted
+// as the record has it). Read by every thread afterwards, never changed then.
+void configure_history(const HistorySettings& settings, const HolderInfo& who);
+
+// Appends to a script's KEYS and ARGV what lua/lib/history.lua reads: the log
+// key last among the keys, the context last among the arguments (settings,
+// host, pid, cmd, ver, then `extras`). Nothing when history is off.
+void with_history(std::vector<std::string>& keys, std::vector<std::string>& args, const LockKeys& lock,
+                  const EventFields& extras = {});
+
+// An acquisition's own fields: mode, waited_ms.
+EventFields acquisition_history(const AcquireRequest& request);
+
+// The ms since this process configured its history (it started): an
+// acquisition's waited_ms.
+long long waited_ms();
+
+// Appends an event only the client knows (kind "lost", "skipped") for `owner`,
+// once (never resent), best effort: never throws, logs nothing to stderr.
+// Never call it while holding a mutex another thread needs.
+void log_client_event(redis::Client& client, const LockKeys& lock, const std::string& kind,
+                      const std::string& owner, const EventFields& extras);
+
+// One event read back. Everything in it is data anyone could have written.
+struct HistoryEvent {
+  std::string id;         // the stream entry id ("1700000000000-0")
+  long long at_ms = 0;    // server time in ms (from the id); 0 when malformed
+  std::string kind;       // "acquired", "released", ...
+  EventFields fields;          // every field but kind, as stored (at most 64, each cut at 1 KiB)
+  bool malformed = false; // not an event of ours: shown as such
+  int seen_on = 1;        // Redlock: on how many masters
+
+  // The value of `field`, "" when absent.
+  std::string get(std::string_view field) const;
+};
+
+struct History {
+  std::vector<HistoryEvent> events; // oldest first
+  std::string type;                 // NAME's key type now ("none", "hash", ...)
+  bool redisson = false;            // NAME is held with no rlock record: made by Redisson
+};
+
+// The newest `limit` events of NAME and what NAME is now (lua/history_read.lua).
+History read_history(redis::Client& client, const LockKeys& lock, int limit);
+
+// Decodes history_read.lua's reply; malformed entries are kept as malformed. Pure.
+History decode_history(const redis::Reply& reply);
+
+// A Redlock's history: each master holds its own copy of every event (its own
+// stream, its own clock). Events are matched by what the client sent and the
+// script found alike on every master (kind, owner, host, pid, cmd, count,
+// left, exit, verdict, why: every field but the times *_ms and the fence,
+// which each master counts itself), the i-th such event on one master with the
+// i-th on another; an event is kept when `need` masters hold it, with the time
+// of the earliest of them and the highest fence. Newest `limit` kept. Pure.
+History merge_majority(const std::vector<History>& per_master, int need, int limit);
+
+} // namespace rlock::lock

@@ -1,0 +1,120 @@
+#include <rlock/cli/history.hpp>
+#include <rlock/lock/history.hpp>
+#include <rlock/redis/reply.hpp>
+
+#include <doctest/doctest.h>
+
+using rlock::lock::History;
+using rlock::lock::HistoryEvent;
+using rlock::redis::Reply;
+
+namespace {
+
+Reply str(std::string text) {
+  Reply reply;
+  reply.type = Reply::Type::string;
+  reply.str = std::move(text);
+  return reply;
+}
+
+Reply arr(std::vector<Reply> elements) {
+  Reply reply;
+  reply.type = Reply::Type::array;
+  reply.elements = std::move(elements);
+  return reply;
+}
+
+Reply integer(long long value) {
+  Reply reply;
+  reply.type = Reply::Type::integer;
+  reply.integer = value;
+  return reply;
+}
+
+HistoryEvent event(long long at, std::string kind, std::string owner, std::string fence = "",
+                   std::string held = "") {
+  HistoryEvent e;
+  e.at_ms = at;
+  e.id = std::to_string(at) + "-0";
+  e.kind = std::move(kind);
+  e.fields = {{"owner", std::move(owner)}, {"host", "h"}, {"pid", "1"}};
+  if (!fence.empty()) {
+    e.fields.emplace_back("fence", fence);
+  }
+  if (!held.empty()) {
+    e.fields.emplace_back("held_ms", held);
+  }
+  return e;
+}
+
+History of(std::vector<HistoryEvent> events) {
+  History h;
+  h.type = "none";
+  h.events = std::move(events);
+  return h;
+}
+
+} // namespace
+
+TEST_CASE("decode_history: oldest first; anything not an event is malformed, never thrown") {
+  auto reply = arr({arr({
+                        arr({str("200-0"), arr({str("kind"), str("released"), str("owner"), str("o")})}),
+                        arr({str("100-0"), arr({str("kind"), str("acquired"), str("owner"), str("o")})}),
+                        arr({str("not-an-id"), arr({str("kind"), str("x")})}),
+                        arr({str("300-0"), arr({str("owner"), str("o")})}), // no kind
+                        arr({str("400-0"), arr({str("kind")})}),            // odd fields
+                        integer(7),
+                    }),
+                    str("hash"), integer(0)});
+  auto history = rlock::lock::decode_history(reply);
+  REQUIRE(history.events.size() == 6);
+  CHECK(history.events[0].malformed); // integer 7 (newest in XREVRANGE order: last shown first)
+  CHECK(history.events[1].malformed);
+  CHECK(history.events[2].malformed);
+  CHECK(history.events[3].malformed);
+  CHECK(history.events[4].kind == "acquired");
+  CHECK(history.events[4].at_ms == 100);
+  CHECK(history.events[5].kind == "released");
+  CHECK(history.events[5].get("owner") == "o");
+  CHECK(history.type == "hash");
+  CHECK_FALSE(history.redisson);
+}
+
+TEST_CASE("merge_majority: an event held by a majority is kept, with the earliest time and highest fence") {
+  auto a = of({event(100, "acquired", "o", "7", "0"), event(200, "released", "o", "", "100")});
+  auto b = of({event(101, "acquired", "o", "9", "0"), event(205, "released", "o", "", "104")});
+  auto c = of({event(150, "acquired", "x", "1")}); // another owner: on one master only
+  auto merged = rlock::lock::merge_majority({a, b, c}, 2, 20);
+  REQUIRE(merged.events.size() == 2);
+  CHECK(merged.events[0].kind == "acquired");
+  CHECK(merged.events[0].at_ms == 100);
+  CHECK(merged.events[0].get("fence") == "9");
+  CHECK(merged.events[0].seen_on == 2);
+  CHECK(merged.events[1].kind == "released");
+}
+
+TEST_CASE("merge_majority: repeated events are matched in order; a minority's extra one is dropped") {
+  auto a = of({event(1, "acquired", "o"), event(2, "released", "o"), event(3, "acquired", "o")});
+  auto b = of({event(1, "acquired", "o"), event(2, "released", "o")});
+  auto c = of({});
+  auto merged = rlock::lock::merge_majority({a, b, c}, 2, 20);
+  REQUIRE(merged.events.size() == 2);
+  CHECK(merged.events[0].kind == "acquired");
+  CHECK(merged.events[1].kind == "released");
+  CHECK(rlock::lock::merge_majority({a, b, c}, 2, 1).events.size() == 1);
+  CHECK(rlock::lock::merge_majority({a, c, c}, 2, 20).events.empty());
+}
+
+TEST_CASE("render_history: escapes values, says Redisson, JSON has a schema") {
+  History h = of({event(1'700'000'000'123, "acquired", "o\x1b[31m")});
+  rlock::cli::HistoryView view;
+  view.utc = true;
+  auto text = rlock::cli::render_history("n", h, view);
+  CHECK(text.find("2023-11-14T22:13:20.123Z  acquired owner=\"o\\x1b[31m\"") == 0);
+  CHECK(text.find('\x1b') == std::string::npos);
+  h.redisson = true;
+  h.events.clear();
+  CHECK(rlock::cli::render_history("n", h, view).find("made by Redisson: no history") != std::string::npos);
+  view.json = true;
+  CHECK(rlock::cli::render_history("n", h, view).find("\"schema\":1") != std::string::npos);
+}
