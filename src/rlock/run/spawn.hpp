@@ -2,6 +2,7 @@
 
 #include <rlock/core/signals.hpp>
 
+#include <optional>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -42,6 +43,22 @@ public:
   // supervisor was killed, SIGKILLs what it left (CMD's tree) first and
   // returns 128+N after saying so on stderr.
   int watch(SignalFd& signals, const std::string& label);
+
+  // The guardian's memory, after fork_supervisor(): it is the process the
+  // caller started, so everything rlock touched before the fork (parsing,
+  // the trust store, the heap) stays mapped in it while CMD runs, a second
+  // copy beside the supervisor's. It needs none of it: this re-executes the
+  // same program file (/proc/self/exe, the same command line, an environment
+  // of its own that says which process to watch), whose fresh image goes
+  // straight to watch() (resume_after_exec). Same pid, process group, child
+  // subreaper flag, blocked signals (pending ones stay pending) and children.
+  // Returns only if the exec failed; the caller then watches from here.
+  void shed_memory(const std::string& label);
+
+  // At the start of rlock: when this process is a guardian re-executed by
+  // shed_memory() (its environment names a supervisor that is its child),
+  // watches it and returns the exit status; otherwise nothing.
+  static std::optional<int> resume_after_exec();
 
 private:
   bool m_kill_if_orphaned;
