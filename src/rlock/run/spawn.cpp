@@ -130,10 +130,19 @@ void Guardian::shed_memory(const std::string& label) {
   prctl(PR_GET_NAME, comm);
   std::string state = fmt::format("{}={} {} {}", k_guardian_env, m_supervisor, m_kill_if_orphaned ? 1 : 0, comm);
   std::string label_env = fmt::format("{}={}", k_guardian_label_env, label);
-  char* envp[] = {state.data(), label_env.data(), nullptr};
+  std::vector<char*> envp{state.data(), label_env.data()};
+  // A sanitizer build's settings (where its reports go) stay.
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    auto eq = entry.find('=');
+    if (eq != std::string_view::npos && entry.substr(0, eq).ends_with("SAN_OPTIONS")) {
+      envp.push_back(*e);
+    }
+  }
+  envp.push_back(nullptr);
   std::fflush(stdout);
   log::flush(std::chrono::milliseconds(1000));
-  ::execve("/proc/self/exe", argv.data(), envp);
+  ::execve("/proc/self/exe", argv.data(), envp.data());
 }
 
 std::optional<int> Guardian::resume_after_exec() {
