@@ -590,10 +590,10 @@ int cmd_run(Context& ctx) {
   SignalFd signals = run::make_run_signals();
   run::Guardian guardian(spec.on_lost != run::OnLost::ignore);
   if (!guardian.fork_supervisor()) {
-    // The caller's rlock: passes signals on, waits; in a fresh image of
-    // itself, which holds nothing of what was done before the fork.
-    guardian.shed_memory(spec.label);
-    return guardian.watch(signals, spec.label); // the exec failed: from here
+    // The caller's rlock: passes signals on, waits; after k_shed_after, in a
+    // fresh image of itself, which holds nothing of what was done before the
+    // fork.
+    return guardian.watch(signals, spec.label, /*shed_later=*/true);
   }
   // In the supervisor: it holds and renews the lock, so its record names it.
   spec.request.info = holder_info(getpid(), command);

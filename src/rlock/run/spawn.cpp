@@ -172,10 +172,14 @@ std::optional<int> Guardian::resume_after_exec() {
   return guardian.watch(signals, label);
 }
 
-int Guardian::watch(SignalFd& signals, const std::string& label) {
+int Guardian::watch(SignalFd& signals, const std::string& label, bool shed_later) {
   for (;;) {
     pollfd pfd{signals.fd(), POLLIN, 0};
-    ::poll(&pfd, 1, -1);
+    if (::poll(&pfd, 1, shed_later ? static_cast<int>(k_shed_after.count()) : -1) == 0 && shed_later) {
+      shed_later = false;
+      shed_memory(label); // returns only if the exec failed: watch from here
+      continue;
+    }
     while (int sig = signals.take()) {
       if (sig == SIGCHLD || sig == SIGTTOU) {
         continue;
