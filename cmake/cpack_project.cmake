@@ -2,7 +2,7 @@
 # Depends from the binary as it is linked now. `readelf -d` lists a NEEDED entry
 # per shared library the binary loads; rlock is linked statically (a static PIE
 # by default; plain -static has none either), so there are none, and the
-# package depends on no library: OpenSSL, hiredis, libstdc++ and glibc are
+# package depends on no library: mbed TLS, hiredis, libstdc++ and glibc are
 # inside the binary. A build linked dynamically (-DRLOCK_STATIC=OFF, the
 # sanitizer builds) has NEEDED entries: dpkg-shlibdeps (dpkg-dev) then names
 # the packages of those libraries.

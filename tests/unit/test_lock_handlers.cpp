@@ -60,9 +60,9 @@ TEST_CASE("memory store: owner-checked release and renewal, re-entry, conditiona
   CHECK(store.release(keys, lock::Mode::exclusive, "you", false, redis::RetryPolicy::Mode::one_shot).check ==
         lock::OwnerCheck::other);
   CHECK(store.release(keys, lock::Mode::exclusive, "me", false, redis::RetryPolicy::Mode::one_shot).remaining == 1);
-  CHECK(store.force_unlock_if(keys, {"you", ""}) == lock::ConditionalRemoval::changed);
-  CHECK(store.force_unlock_if(keys, {"me", ""}) == lock::ConditionalRemoval::removed);
-  CHECK(store.force_unlock_if(keys, {"me", ""}) == lock::ConditionalRemoval::gone);
+  CHECK(store.force_unlock_if(keys, {"you", "", ""}) == lock::ConditionalRemoval::changed);
+  CHECK(store.force_unlock_if(keys, {"me", "", ""}) == lock::ConditionalRemoval::removed);
+  CHECK(store.force_unlock_if(keys, {"me", "", ""}) == lock::ConditionalRemoval::gone);
 }
 
 // ---- run --once-per: done in the window, or not --------------------------------

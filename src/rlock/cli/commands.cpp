@@ -574,7 +574,10 @@ int cmd_run(Context& ctx) {
   SignalFd signals = run::make_run_signals();
   run::Guardian guardian(spec.on_lost != run::OnLost::ignore);
   if (!guardian.fork_supervisor()) {
-    return guardian.watch(signals, spec.label); // the caller's rlock: passes signals on, waits
+    // The caller's rlock: passes signals on, waits; after k_shed_after, in a
+    // fresh image of itself, which holds nothing of what was done before the
+    // fork.
+    return guardian.watch(signals, spec.label, /*shed_later=*/true);
   }
   // In the supervisor: it holds and renews the lock, so its record names it.
   spec.request.info = holder_info(getpid(), command);
@@ -754,6 +757,10 @@ int main_unflushed(int argc, char** argv) {
 } // namespace
 
 int main(int argc, char** argv) {
+  if (auto status = run::Guardian::resume_after_exec()) {
+    log::flush(k_final_flush);
+    return *status; // `run`'s guardian, re-executed small (run::Guardian::shed_memory)
+  }
   int status = main_unflushed(argc, argv);
   log::flush(k_final_flush);
   return status;

@@ -39,7 +39,7 @@ struct ServerInfo {
 };
 
 // One connection to one Redis server. Owns its socket (TCP or unix; TLS over TCP
-// for an endpoint with `tls`: OpenSSL, through the two transport functions,
+// for an endpoint with `tls`: mbed TLS, through the two transport functions,
 // the handshake within Timeouts::connect), speaks RESP
 // through hiredis's formatter and a ReplyReader, and bounds every request by one
 // deadline (Timeouts::io) for writing it and reading its whole reply, checked
@@ -93,7 +93,7 @@ public:
   int fd() const;
   // True when received bytes are buffered that read() has not returned yet (poll
   // would not report them): a complete reply, or the start of one. Over TLS,
-  // the bytes OpenSSL has decrypted already are taken into the reader first,
+  // the bytes the TLS library has decrypted already are taken into the reader first,
   // so a poll on fd() after a false answer misses nothing.
   bool has_buffered_reply();
 
@@ -125,7 +125,7 @@ private:
   void start_tls(TimePoint deadline);
   void write_all(std::string_view data, TimePoint deadline);
   bool read_into_reader(TimePoint deadline);
-  // TLS: moves bytes OpenSSL has decrypted already into the reader, without
+  // TLS: moves bytes the TLS library has decrypted already into the reader, without
   // touching the socket; true when there were some.
   bool pull_decrypted();
   // The transport: the socket itself, or TLS over it. Each moves what it can

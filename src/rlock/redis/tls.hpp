@@ -7,20 +7,17 @@
 #include <string>
 #include <string_view>
 
-// OpenSSL's types, without its headers in ours.
-struct ssl_ctx_st;
-struct ssl_st;
-
 namespace rlock::redis {
 
 // What a TLS call needs before it can go on: nothing (done), or the socket
 // readable / writable (poll(2) events: POLLIN, POLLOUT).
 using TlsWait = short;
 
-// A client-side TLS setup (OpenSSL's SSL_CTX): the trust store (the system's,
-// or --tls-ca-file), the client certificate, verification on or off (--tls-
-// insecure). Immutable once made; shared by every connection of every thread
-// that uses the same TlsOptions (see tls_context()).
+// A client-side TLS setup (mbed TLS's parsed certificates and key, and a
+// random generator): the trust store (the system's, or --tls-ca-file), the
+// client certificate, verification on or off (--tls-insecure). Immutable once made; shared by
+// every connection of every thread that uses the same TlsOptions (see
+// tls_context()).
 class TlsContext {
 public:
   // Loads the files of `options`. Throws Error(bad_setting) naming the flag and
@@ -32,11 +29,13 @@ public:
   TlsContext& operator=(const TlsContext&) = delete;
 
   const TlsOptions& options() const { return m_options; }
-  ssl_ctx_st* native() const { return m_ctx; }
+
+  struct State; // mbed TLS's structures, without its headers in ours
+  State& state() const { return *m_state; }
 
 private:
   TlsOptions m_options;
-  ssl_ctx_st* m_ctx = nullptr;
+  std::unique_ptr<State> m_state;
 };
 
 // The process's one TlsContext for `options` (the server name aside, which is
@@ -44,7 +43,7 @@ private:
 // TlsContext's constructor throws.
 std::shared_ptr<const TlsContext> tls_context(const TlsOptions& options);
 
-// One TLS session over a connected, non-blocking socket (OpenSSL's SSL). Never
+// One TLS session over a connected, non-blocking socket (mbed TLS). Never
 // waits: each call does what it can now and says what it waits for; the caller
 // polls the socket with its own deadline. Not thread-safe (one per Connection).
 //
@@ -60,7 +59,7 @@ public:
   TlsSession& operator=(const TlsSession&) = delete;
 
   // One step of the handshake: 0 when it is complete, else what to poll for.
-  // Throws RedisError(connect, "TLS handshake failed: <OpenSSL's reason>
+  // Throws RedisError(connect, "TLS handshake failed: <the reason>
   // (<the certificate problem>)") when it fails.
   TlsWait handshake();
 
@@ -80,7 +79,7 @@ public:
   // "TLSv1.3 TLS_AES_256_GCM_SHA384", for -v.
   std::string describe() const;
 
-  // Decrypted bytes OpenSSL holds that read() returns without touching the
+  // Decrypted bytes the TLS library holds that read() returns without touching the
   // socket (poll(2) on the socket does not see them).
   bool has_pending() const;
   // For a connection that sits idle (no request outstanding) and whose socket
@@ -89,11 +88,13 @@ public:
   // server closed the connection or sent data nobody asked for.
   bool idle_records_only();
 
+  struct State; // mbed TLS's session, and what the socket callbacks need
+
 private:
-  [[noreturn]] void fail(int ssl_error, const char* doing, bool before_data);
+  [[noreturn]] void fail(int rc, const char* doing, bool before_data);
 
   std::shared_ptr<const TlsContext> m_context;
-  ssl_st* m_ssl = nullptr;
+  std::unique_ptr<State> m_state;
   bool m_handshake_done = false;
   bool m_received_data = false;
 };

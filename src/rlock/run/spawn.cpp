@@ -2,10 +2,12 @@
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/run/spawn.hpp>
+#include <rlock/run/supervisor.hpp>
 #include <rlock/run/tree.hpp>
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
 #include <sys/prctl.h>
@@ -14,6 +16,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstdio>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -89,10 +94,92 @@ bool Guardian::fork_supervisor() {
   return false;
 }
 
-int Guardian::watch(SignalFd& signals, const std::string& label) {
+namespace {
+// "PID KILL COMM": the supervisor, whether to kill CMD's tree if it is killed
+// (not with --on-lost ignore), the process name to take back.
+constexpr const char* k_guardian_env = "RLOCK_GUARDIAN_OF";
+constexpr const char* k_guardian_label_env = "RLOCK_GUARDIAN_LABEL";
+} // namespace
+
+void Guardian::shed_memory(const std::string& label) {
+  // The command line as it is now (URL passwords overwritten already), so
+  // that ps shows the guardian as before.
+  std::string cmdline;
+  int fd = ::open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return;
+  }
+  char buf[4096];
+  ssize_t n = 0;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) {
+    cmdline.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  if (cmdline.empty()) {
+    return;
+  }
+  if (cmdline.back() != '\0') {
+    cmdline.push_back('\0');
+  }
+  std::vector<char*> argv;
+  for (std::size_t at = 0; at < cmdline.size(); at = cmdline.find('\0', at) + 1) {
+    argv.push_back(cmdline.data() + at);
+  }
+  argv.push_back(nullptr);
+  char comm[17] = {};
+  prctl(PR_GET_NAME, comm);
+  std::string state = fmt::format("{}={} {} {}", k_guardian_env, m_supervisor, m_kill_if_orphaned ? 1 : 0, comm);
+  std::string label_env = fmt::format("{}={}", k_guardian_label_env, label);
+  std::vector<char*> envp{state.data(), label_env.data()};
+  // A sanitizer build's settings (where its reports go) stay.
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    auto eq = entry.find('=');
+    if (eq != std::string_view::npos && entry.substr(0, eq).ends_with("SAN_OPTIONS")) {
+      envp.push_back(*e);
+    }
+  }
+  envp.push_back(nullptr);
+  std::fflush(stdout);
+  log::flush(std::chrono::milliseconds(1000));
+  ::execve("/proc/self/exe", argv.data(), envp.data());
+}
+
+std::optional<int> Guardian::resume_after_exec() {
+  const char* state = std::getenv(k_guardian_env);
+  if (state == nullptr) {
+    return std::nullopt;
+  }
+  long pid = 0;
+  int kill_flag = 0;
+  char comm[17] = {};
+  int fields = std::sscanf(state, "%ld %d %16s", &pid, &kill_flag, comm);
+  const char* label_env = std::getenv(k_guardian_label_env);
+  std::string label = label_env != nullptr ? label_env : "run";
+  ::unsetenv(k_guardian_env);
+  ::unsetenv(k_guardian_label_env);
+  siginfo_t info{};
+  if (fields < 2 || pid <= 0 || pid > INT_MAX ||
+      ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+    return std::nullopt; // not set by shed_memory for a child of this process
+  }
+  if (fields == 3) {
+    prctl(PR_SET_NAME, comm);
+  }
+  SignalFd signals = make_run_signals(); // the same set, blocked since before the exec
+  Guardian guardian(kill_flag != 0);
+  guardian.m_supervisor = static_cast<pid_t>(pid);
+  return guardian.watch(signals, label);
+}
+
+int Guardian::watch(SignalFd& signals, const std::string& label, bool shed_later) {
   for (;;) {
     pollfd pfd{signals.fd(), POLLIN, 0};
-    ::poll(&pfd, 1, -1);
+    if (::poll(&pfd, 1, shed_later ? static_cast<int>(k_shed_after.count()) : -1) == 0 && shed_later) {
+      shed_later = false;
+      shed_memory(label); // returns only if the exec failed: watch from here
+      continue;
+    }
     while (int sig = signals.take()) {
       if (sig == SIGCHLD || sig == SIGTTOU) {
         continue;

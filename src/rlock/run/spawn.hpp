@@ -2,6 +2,8 @@
 
 #include <rlock/core/signals.hpp>
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -40,8 +42,34 @@ public:
   // SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 and SIGCONT taken from `signals` on to
   // the supervisor, waits for it, and returns its exit status. If the
   // supervisor was killed, SIGKILLs what it left (CMD's tree) first and
-  // returns 128+N after saying so on stderr.
-  int watch(SignalFd& signals, const std::string& label);
+  // returns 128+N after saying so on stderr. With `shed_later`, once the
+  // supervisor has run for k_shed_after, calls shed_memory() (signals that came
+  // meanwhile stay pending for the new image).
+  int watch(SignalFd& signals, const std::string& label, bool shed_later = false);
+
+  // How long a run lasts before its guardian sheds its memory: the re-exec
+  // costs ~0.3 ms (0.6 ms of CPU) here, a tenth of a whole `run -- true`, so a
+  // run shorter than this never pays it (≤ 1 % of a longer one), and one that
+  // holds its lock for seconds or hours holds ~1 MiB less (bench/README.md,
+  // "Start-up budget").
+  static constexpr std::chrono::milliseconds k_shed_after{50};
+
+  // The guardian's memory, after fork_supervisor(): it is the process the
+  // caller started, so everything rlock touched before the fork (parsing,
+  // the trust store, the heap) stays mapped in it while CMD runs, a second
+  // copy beside the supervisor's. It needs none of it: this re-executes the
+  // same program file (/proc/self/exe, the same command line, an environment
+  // of its own that says which process to watch), whose fresh image goes
+  // straight to watch() (resume_after_exec). Same pid, process group, child
+  // subreaper flag, blocked signals (pending ones stay pending) and children.
+  // Returns only if the exec failed; the caller then watches from here.
+  // Called by watch() (shed_later) once the run has lasted k_shed_after.
+  void shed_memory(const std::string& label);
+
+  // At the start of rlock: when this process is a guardian re-executed by
+  // shed_memory() (its environment names a supervisor that is its child),
+  // watches it and returns the exit status; otherwise nothing.
+  static std::optional<int> resume_after_exec();
 
 private:
   bool m_kill_if_orphaned;

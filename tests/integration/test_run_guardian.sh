@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# run's guardian (the process the caller started, which forks the supervisor
+# rlock-run) re-executes itself once the run has lasted 50 ms (issue 21;
+# Guardian::k_shed_after; a shorter run never pays the exec): it keeps its pid,
+# name, command line, children and signals, but none of what rlock did before
+# the fork: not its memory (parsing, heap), not its environment, so not the
+# password rlock was given in RLOCK_PASSWORD either. It still passes signals
+# on, returns CMD's status, and kills CMD's tree if the supervisor is killed.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/run_helpers/common.sh"
+REDIS_AUTH_ARGS="-a pw-Gu4rd --no-auth-warning"
+start_redis --requirepass pw-Gu4rd
+unset REDIS_URL REDISCLI_AUTH RLOCK_PASSWORD_FILE
+SECRET=pw-Gu4rd
+env_of() { tr '\0' '\n' <"/proc/$1/environ"; }
+
+T=$TEST_TMP/g
+BG_ENV=("RLOCK_PASSWORD=$SECRET" RLOCK_TEST_MARK=marked)
+bg "$T" run G --ttl 3s -- sh -c 'echo $$ >$1.sh.pid; exec sleep 600' sh "$T"
+guardian=$BG_PID
+sh_pid=$(pid_of "$T.sh.pid")
+check "G is held" wait_until 5 key_there G
+supervisor=$(pgrep -P "$guardian" | head -1)
+check "the guardian has one child, the supervisor ($supervisor)" test -n "$supervisor"
+check "the supervisor is named rlock-run" test "$(cat "/proc/$supervisor/comm" 2>/dev/null)" = rlock-run
+re_executed() { ! grep -q "^RLOCK_TEST_MARK=" <(tr "\0" "\n" <"/proc/$1/environ"); }
+check "the guardian was re-executed: none of the caller's environment" wait_until 2 re_executed "$guardian"
+check "the guardian keeps its name ($(cat "/proc/$guardian/comm"))" \
+  test "$(cat "/proc/$guardian/comm")" = "$(basename "$RLOCK" | cut -c1-15)"
+check "the guardian keeps its command line" grep -qF "run G --ttl 3s -- sh -c" <(tr '\0' ' ' <"/proc/$guardian/cmdline")
+check "the supervisor has the caller's environment (it renews with the password)" \
+  grep -qx RLOCK_TEST_MARK=marked <(env_of "$supervisor")
+check "the guardian's environment holds no password" \
+  bash -c '! grep -qaF "$2" "/proc/$1/environ"' _ "$guardian" "$SECRET"
+grep -E '^(VmRSS|RssAnon)' "/proc/$guardian/status" | tr -s ' \n' ' ' | sed 's/^/  guardian: /'; echo
+grep -E '^(VmRSS|RssAnon)' "/proc/$supervisor/status" | tr -s ' \n' ' ' | sed 's/^/  supervisor: /'; echo
+
+# It still passes a signal on: SIGTERM to the guardian ends CMD, the lock is released.
+kill -TERM "$guardian"
+check "SIGTERM to the guardian: rlock ends" wait_until 5 bg_done "$T"
+check "... CMD was stopped" wait_until 2 dead "$sh_pid"
+check "... with CMD's status 128+15 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 143
+check "... and G was released" key_gone G
+
+# The supervisor SIGKILLed: the re-executed guardian kills CMD's tree and says so.
+T=$TEST_TMP/k
+bg "$T" run G2 --ttl 3s -- sh -c 'echo $$ >$1.sh.pid; exec sleep 600' sh "$T"
+guardian=$BG_PID
+sh_pid=$(pid_of "$T.sh.pid")
+check "G2 is held" wait_until 5 key_there G2
+supervisor=$(pgrep -P "$guardian" | head -1)
+wait_until 2 re_executed "$guardian"
+kill -9 "$supervisor"
+check "supervisor killed: rlock ends" wait_until 5 bg_done "$T"
+check "... CMD was killed by the guardian" wait_until 2 dead "$sh_pid"
+check "... exit 128+9 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 137
+check "... it says so, naming the lock" grep -qF 'run "G2"' "$T.err"
+
+finish
