@@ -174,7 +174,7 @@ lock::AcquireRequest lock_request(const Context& ctx, lock::HolderInfo info) {
   request.info = std::move(info);
   request.wait = inv.wait;
   request.own_token = inv.owner.empty();
-  request.sync = inv.global.sync_replicas;
+  request.sync = sync_for(inv.global, request.lease);
   return request;
 }
 
@@ -310,7 +310,8 @@ int cmd_renew(Context& ctx) {
   for (std::size_t i = 0; i < ctx.locks.size(); ++i) {
     try {
       results[i] = ctx.store->renew(ctx.locks[i], inv.mode.mode, inv.owner, inv.ttl.value_or(Millis(0)),
-                                    redis::RetryPolicy::Mode::one_shot, inv.global.sync_replicas);
+                                    redis::RetryPolicy::Mode::one_shot,
+                                    sync_for(inv.global, inv.ttl.value_or(k_default_ttl)));
     } catch (...) {
       errors[i] = std::current_exception();
     }
@@ -670,6 +671,12 @@ int execute(const Invocation& inv, std::string& context) {
     if (tls->insecure) {
       log::warning("--tls-insecure: the server's certificate is not verified");
     }
+  }
+  // The default replica sync needs each primary's replica count: ROLE with the
+  // handshake (same round trip), only for the commands that acquire or renew.
+  const bool syncs = inv.sub->name == "acquire" || inv.sub->name == "run" || inv.sub->name == "renew";
+  for (auto& endpoint : endpoints) {
+    endpoint.learn_replicas = syncs && inv.global.sync_replicas.automatic;
   }
   redis::Timeouts timeouts{inv.global.connect_timeout, inv.global.io_timeout};
   if (endpoints.size() > 1) {

@@ -225,7 +225,7 @@ ReleaseResult exclusive_release(redis::Client& client, const LockKeys& keys, con
 RenewResult exclusive_renew(redis::Client& client, const LockKeys& keys, const std::string& owner,
                             Millis lease, redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) {
   redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), retry), false, std::nullopt, {}};
-  return decode_renew(run_script(client, scope, scripts::renew, {keys.name}, {owner, ms(lease)}, sync), sync);
+  return decode_renew(run_script(client, scope, scripts::renew, {keys.name}, {owner, ms(lease)}, sync));
 }
 
 // Calls the function of the layout `mode`'s holds live in: `exclusive` for the
@@ -275,9 +275,14 @@ redis::EvalReply run_script(redis::Client& client, const redis::RetryScope& scop
   return result;
 }
 
-std::string unsynced_phrase(long long acked, const redis::SyncReplicas& sync) {
-  return fmt::format("{} of {} replicas acknowledged it within {} (--sync-replicas)", acked, sync.count,
-                     format_duration(sync.timeout));
+std::string unsynced_phrase(long long acked, const redis::SyncReplicas& required) {
+  if (required.automatic) {
+    return fmt::format("no replica acknowledged it within {} (the primary has replicas: one must confirm "
+                       "each lock by default; --sync-replicas 0 turns it off)",
+                       format_duration(required.timeout));
+  }
+  return fmt::format("{} of {} replicas acknowledged it within {} (--sync-replicas)", acked, required.count,
+                     format_duration(required.timeout));
 }
 
 const redis::Reply& element(const redis::Reply& reply, std::size_t i) {
@@ -309,8 +314,10 @@ OwnerCheck owner_check(long long code) {
   }
 }
 
-void undo_if_unsynced(redis::Client& client, const AcquireRequest& request, long long acked) {
-  if (request.sync.count <= 0 || acked >= request.sync.count) {
+void undo_if_unsynced(redis::Client& client, const AcquireRequest& request, const redis::EvalReply& answer) {
+  const long long acked = answer.acked;
+  const redis::SyncReplicas& required = answer.required;
+  if (required.count <= 0 || acked >= required.count) {
     return;
   }
   // Undo exactly what this acquisition added (one level), owner-checked.
@@ -320,7 +327,7 @@ void undo_if_unsynced(redis::Client& client, const AcquireRequest& request, long
   } catch (const RedisError& e) {
     undone = fmt::format("releasing it failed ({}): release with --owner {}", e.what(), request.owner);
   }
-  throw RedisError(RedisErrorKind::unsynced, fmt::format("{}; {}", unsynced_phrase(acked, request.sync), undone));
+  throw RedisError(RedisErrorKind::unsynced, fmt::format("{}; {}", unsynced_phrase(acked, required), undone));
 }
 
 AcquireResult decode_acquire(redis::Client& client, const AcquireRequest& request,
@@ -339,7 +346,7 @@ AcquireResult decode_acquire(redis::Client& client, const AcquireRequest& reques
   result.fence = element(reply, 2).as_integer();
   result.lease = Millis(element(reply, 3).as_integer());
   result.replicas_acked = answer.acked;
-  undo_if_unsynced(client, request, answer.acked);
+  undo_if_unsynced(client, request, answer);
   return result;
 }
 
@@ -355,7 +362,7 @@ ReleaseResult decode_release(const redis::Reply& reply) {
   return result;
 }
 
-RenewResult decode_renew(const redis::EvalReply& answer, const redis::SyncReplicas& sync) {
+RenewResult decode_renew(const redis::EvalReply& answer) {
   const auto& reply = answer.reply;
   RenewResult result;
   result.check = owner_check(element(reply, 0).as_integer());
@@ -365,9 +372,9 @@ RenewResult decode_renew(const redis::EvalReply& answer, const redis::SyncReplic
     return result;
   }
   result.lease = Millis(element(reply, 1).as_integer());
-  if (sync.count > 0 && answer.acked < sync.count) {
+  if (answer.required.count > 0 && answer.acked < answer.required.count) {
     throw RedisError(RedisErrorKind::unsynced,
-                     fmt::format("renewed, but {}", unsynced_phrase(answer.acked, sync)));
+                     fmt::format("renewed, but {}", unsynced_phrase(answer.acked, answer.required)));
   }
   return result;
 }

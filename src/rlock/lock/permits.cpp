@@ -82,8 +82,7 @@ RenewResult permit_renew(redis::Client& client, const LockKeys& keys, const std:
   redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), retry), false, std::nullopt, {}};
   return decode_renew(run_script(client, scope, scripts::permit_renew,
                                  {keys.name, keys.permit_timeouts, keys.permit_channel, keys.permit_records},
-                                 {owner, ms(lease), client.publish_command()}, sync),
-                      sync);
+                                 {owner, ms(lease), client.publish_command()}, sync));
 }
 
 } // namespace rlock::lock

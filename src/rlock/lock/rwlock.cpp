@@ -81,8 +81,7 @@ RenewResult rw_renew(redis::Client& client, const LockKeys& keys, Mode mode, con
                      Millis lease, redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) {
   redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), retry), false, std::nullopt, {}};
   return decode_renew(run_script(client, scope, scripts::rw_renew, {keys.name},
-                                 {owner, ms(lease), std::string(side_of(mode)), keys.reader_prefix}, sync),
-                      sync);
+                                 {owner, ms(lease), std::string(side_of(mode)), keys.reader_prefix}, sync));
 }
 
 void rw_leave(redis::Client& client, const LockKeys& keys, const std::string& owner) noexcept {

@@ -268,13 +268,30 @@ Endpoint Client::node_for(std::uint16_t slot) {
   return m_target;
 }
 
+SyncReplicas SyncReplicas::automatic_for(Millis ttl) {
+  return SyncReplicas{1, automatic_sync_timeout(ttl), true};
+}
+
+Millis automatic_sync_timeout(Millis ttl) {
+  return std::clamp(ttl / 10, Millis(1), Millis(1000));
+}
+
+SyncReplicas required_sync(const SyncReplicas& asked, std::optional<long long> replicas) {
+  if (!asked.automatic) {
+    return asked.count > 0 ? asked : SyncReplicas{0, asked.timeout, false};
+  }
+  if (replicas && *replicas > 0) {
+    return SyncReplicas{1, asked.timeout, true};
+  }
+  return SyncReplicas{0, asked.timeout, true};
+}
+
 EvalReply Client::eval(const Script& script, const std::vector<std::string>& keys,
                        const std::vector<std::string>& args, const SyncReplicas& sync) {
   const Argv evalsha = evalsha_argv(script, keys, args);
-  std::vector<Argv> after;
-  if (sync.count > 0) {
-    after.push_back({"WAIT", std::to_string(sync.count), std::to_string(sync.timeout.count())});
-  }
+  const auto wait_argv = [](const SyncReplicas& required) {
+    return Argv{"WAIT", std::to_string(required.count), std::to_string(required.timeout.count())};
+  };
   const std::uint16_t slot = hash_slot(keys.front());
   std::optional<HostPort> asked; // ASK: the next try goes there, once
   for (int hop = 0;; ++hop) {
@@ -286,12 +303,42 @@ EvalReply Client::eval(const Script& script, const std::vector<std::string>& key
     asked.reset();
     Connection& conn = connection(node);
     try {
-      auto replies =
-          eval_batch(conn, script, evalsha, before, after, sync.count > 0 ? sync.timeout : Millis(0));
+      // What this primary needs, from what is known before sending (an
+      // automatic sync on a connection whose handshake rides with this
+      // request knows nothing yet: see below).
+      conn.ensure_connected(); // a login handshake (password, db) learns ROLE now
+      const bool handshake = conn.handshake_next();
+      const auto& known = conn.known_info();
+      SyncReplicas required = required_sync(sync, handshake ? std::nullopt : known.replicas);
+      std::vector<Argv> after;
+      if (required.count > 0) {
+        after.push_back(wait_argv(required));
+      }
+      const bool refresh = sync.automatic && !handshake && !known.role_refused &&
+                           Clock::now() - known.replicas_at >= k_replicas_refresh;
+      if (refresh) {
+        after.push_back({"ROLE"}); // after WAIT: the count for the next request
+      }
+      auto replies = eval_batch(conn, script, evalsha, before, after,
+                                required.count > 0 ? required.timeout : Millis(0));
       learn_mode(conn);
-      EvalReply result{std::move(replies.front()), -1};
-      if (sync.count > 0) {
-        result.acked = replies.back().as_integer();
+      EvalReply result{std::move(replies.front()), -1, required};
+      if (required.count > 0) {
+        result.acked = replies[1].as_integer();
+      }
+      if (refresh) {
+        conn.take_role(replies.back());
+      }
+      if (required.count == 0 && sync.automatic) {
+        // The count may have arrived with this request (ROLE in its handshake,
+        // or the refresh): a primary found to have replicas gets its WAIT now,
+        // on the same connection, so it covers this write. One more round
+        // trip, only where there are replicas.
+        SyncReplicas late = required_sync(sync, conn.known_info().replicas);
+        if (late.count > 0) {
+          result.required = late;
+          result.acked = conn.pipeline({wait_argv(late)}, late.timeout).front().as_integer();
+        }
       }
       return result;
     } catch (const RedisError& e) {

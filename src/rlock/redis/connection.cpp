@@ -356,7 +356,33 @@ std::vector<Argv> Connection::hello_commands() const {
   if (m_endpoint.identify) {
     out.push_back({"INFO", "server"});
   }
+  if (m_endpoint.learn_replicas) {
+    out.push_back({"ROLE"});
+  }
   return out;
+}
+
+std::optional<long long> role_replicas(const Reply& reply) {
+  if (!reply.is_array() || reply.elements.empty() || reply.elements[0].type != Reply::Type::string) {
+    return std::nullopt;
+  }
+  const auto& role = reply.elements[0].str;
+  if (role == "master") {
+    if (reply.elements.size() < 3 || !reply.elements[2].is_array()) {
+      return std::nullopt;
+    }
+    return static_cast<long long>(reply.elements[2].elements.size());
+  }
+  if (role == "slave" || role == "sentinel") {
+    return 0;
+  }
+  return std::nullopt;
+}
+
+void Connection::take_role(const Reply& reply) {
+  m_info.replicas = role_replicas(reply);
+  m_info.replicas_at = Clock::now();
+  m_info.role_refused = reply.type == Reply::Type::error;
 }
 
 void Connection::take_hello_replies(std::vector<Reply>& replies, std::size_t at) {
@@ -375,6 +401,10 @@ void Connection::take_hello_replies(std::vector<Reply>& replies, std::size_t at)
         m_info.run_id = printable(info.str.substr(begin, std::min<std::size_t>(end - begin, 64)));
       }
     }
+  }
+  if (m_endpoint.learn_replicas) {
+    take_role(replies[at + taken]);
+    ++taken;
   }
   replies.erase(replies.begin() + static_cast<std::ptrdiff_t>(at),
                 replies.begin() + static_cast<std::ptrdiff_t>(at + taken));

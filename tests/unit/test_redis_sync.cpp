@@ -1,0 +1,102 @@
+// Issue 24: the default replica sync of acquire and renew (required_sync), its
+// timeout (automatic_sync_timeout) and the ROLE reply it learns the replica
+// count from (role_replicas). Made-up values only.
+#include <rlock/redis/client.hpp>
+#include <rlock/redis/connection.hpp>
+#include <rlock/redis/reply.hpp>
+
+#include <doctest/doctest.h>
+
+using rlock::Millis;
+using rlock::redis::Reply;
+using rlock::redis::SyncReplicas;
+using rlock::redis::automatic_sync_timeout;
+using rlock::redis::required_sync;
+using rlock::redis::role_replicas;
+
+namespace {
+
+Reply str(std::string s) {
+  Reply r;
+  r.type = Reply::Type::string;
+  r.str = std::move(s);
+  return r;
+}
+Reply integer(long long v) {
+  Reply r;
+  r.type = Reply::Type::integer;
+  r.integer = v;
+  return r;
+}
+Reply array(std::vector<Reply> elements) {
+  Reply r;
+  r.type = Reply::Type::array;
+  r.elements = std::move(elements);
+  return r;
+}
+
+} // namespace
+
+TEST_CASE("automatic_sync_timeout: a tenth of the lease, at most 1s, at least 1ms") {
+  CHECK(automatic_sync_timeout(Millis(30'000)) == Millis(1000));
+  CHECK(automatic_sync_timeout(Millis(10'000)) == Millis(1000));
+  CHECK(automatic_sync_timeout(Millis(5'000)) == Millis(500));
+  CHECK(automatic_sync_timeout(Millis(1'000)) == Millis(100));
+  CHECK(automatic_sync_timeout(Millis(5)) == Millis(1)); // WAIT 0 would block forever
+  CHECK(automatic_sync_timeout(Millis(0)) == Millis(1));
+  auto a = SyncReplicas::automatic_for(Millis(2'000));
+  CHECK(a.automatic);
+  CHECK(a.count == 1);
+  CHECK(a.timeout == Millis(200));
+}
+
+TEST_CASE("required_sync: the default waits for one replica only where the primary has replicas") {
+  const auto automatic = SyncReplicas::automatic_for(Millis(30'000));
+  SUBCASE("replicas known > 0: one acknowledgement within the automatic timeout") {
+    for (long long n : {1LL, 2LL, 5LL}) {
+      auto r = required_sync(automatic, n);
+      CHECK(r.count == 1);
+      CHECK(r.timeout == Millis(1000));
+      CHECK(r.automatic);
+    }
+  }
+  SUBCASE("no replicas, or not known yet (or ROLE refused): no WAIT") {
+    CHECK(required_sync(automatic, 0).count == 0);
+    CHECK(required_sync(automatic, std::nullopt).count == 0);
+    CHECK(required_sync(automatic, -1).count == 0);
+  }
+  SUBCASE("explicit --sync-replicas N/DUR: as asked, whatever the count") {
+    SyncReplicas asked{2, Millis(500), false};
+    for (auto n : {std::optional<long long>{}, std::optional<long long>{0}, std::optional<long long>{3}}) {
+      auto r = required_sync(asked, n);
+      CHECK(r.count == 2);
+      CHECK(r.timeout == Millis(500));
+      CHECK_FALSE(r.automatic);
+    }
+  }
+  SUBCASE("--sync-replicas 0 (or RLOCK_SYNC_REPLICAS=0): never, even with replicas") {
+    SyncReplicas off{0, Millis(1000), false};
+    CHECK(required_sync(off, 3).count == 0);
+    CHECK(required_sync(off, std::nullopt).count == 0);
+  }
+  SUBCASE("what every other request passes (release, status...): nothing") {
+    CHECK(required_sync(SyncReplicas{}, 4).count == 0);
+  }
+}
+
+TEST_CASE("role_replicas: how many replicas a ROLE reply names") {
+  auto replica = [](const char* port) { return array({str("127.0.0.1"), str(port), str("1234")}); };
+  CHECK(role_replicas(array({str("master"), integer(1234), array({})})) == 0);
+  CHECK(role_replicas(array({str("master"), integer(1234), array({replica("7001")})})) == 1);
+  CHECK(role_replicas(array({str("master"), integer(1234), array({replica("7001"), replica("7002")})})) == 2);
+  CHECK(role_replicas(array({str("slave"), str("127.0.0.1"), integer(7000), str("connected"), integer(1)})) == 0);
+  CHECK(role_replicas(array({str("sentinel"), array({str("mymaster")})})) == 0);
+  Reply error;
+  error.type = Reply::Type::error;
+  error.str = "NOPERM this user has no permissions to run the 'role' command";
+  CHECK_FALSE(role_replicas(error).has_value());
+  CHECK_FALSE(role_replicas(array({})).has_value());
+  CHECK_FALSE(role_replicas(array({str("master"), integer(1)})).has_value());      // truncated
+  CHECK_FALSE(role_replicas(array({str("master"), integer(1), str("x")})).has_value()); // hostile
+  CHECK_FALSE(role_replicas(array({str("something")})).has_value());
+}
