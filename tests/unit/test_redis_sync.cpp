@@ -1,6 +1,6 @@
 // Issue 24: the default replica sync of acquire and renew (required_sync), its
-// timeout (automatic_sync_timeout) and the ROLE reply it learns the replica
-// count from (role_replicas). Made-up values only.
+// timeout (automatic_sync_timeout) and the INFO replication reply it learns the
+// replica count from (replicas_of_info). Made-up values only.
 #include <rlock/redis/client.hpp>
 #include <rlock/redis/connection.hpp>
 #include <rlock/redis/reply.hpp>
@@ -12,7 +12,7 @@ using rlock::redis::Reply;
 using rlock::redis::SyncReplicas;
 using rlock::redis::automatic_sync_timeout;
 using rlock::redis::required_sync;
-using rlock::redis::role_replicas;
+using rlock::redis::replicas_of_info;
 
 namespace {
 
@@ -20,12 +20,6 @@ Reply str(std::string s) {
   Reply r;
   r.type = Reply::Type::string;
   r.str = std::move(s);
-  return r;
-}
-Reply integer(long long v) {
-  Reply r;
-  r.type = Reply::Type::integer;
-  r.integer = v;
   return r;
 }
 Reply array(std::vector<Reply> elements) {
@@ -60,7 +54,7 @@ TEST_CASE("required_sync: the default waits for one replica only where the prima
       CHECK(r.automatic);
     }
   }
-  SUBCASE("no replicas, or not known yet (or ROLE refused): no WAIT") {
+  SUBCASE("no replicas, or not known yet (or INFO refused): no WAIT") {
     CHECK(required_sync(automatic, 0).count == 0);
     CHECK(required_sync(automatic, std::nullopt).count == 0);
     CHECK(required_sync(automatic, -1).count == 0);
@@ -84,19 +78,22 @@ TEST_CASE("required_sync: the default waits for one replica only where the prima
   }
 }
 
-TEST_CASE("role_replicas: how many replicas a ROLE reply names") {
-  auto replica = [](const char* port) { return array({str("127.0.0.1"), str(port), str("1234")}); };
-  CHECK(role_replicas(array({str("master"), integer(1234), array({})})) == 0);
-  CHECK(role_replicas(array({str("master"), integer(1234), array({replica("7001")})})) == 1);
-  CHECK(role_replicas(array({str("master"), integer(1234), array({replica("7001"), replica("7002")})})) == 2);
-  CHECK(role_replicas(array({str("slave"), str("127.0.0.1"), integer(7000), str("connected"), integer(1)})) == 0);
-  CHECK(role_replicas(array({str("sentinel"), array({str("mymaster")})})) == 0);
+TEST_CASE("replicas_of_info: how many replicas INFO replication names") {
+  auto info = [](std::string text) { return str(std::move(text)); };
+  CHECK(replicas_of_info(info("# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\n")) == 0);
+  CHECK(replicas_of_info(info("# Replication\r\nrole:master\r\nconnected_slaves:2\r\n"
+                              "slave0:ip=127.0.0.1,port=7001,state=online,offset=1,lag=0\r\n")) == 2);
+  CHECK(replicas_of_info(info("role:slave\r\nmaster_host:127.0.0.1\r\nconnected_slaves:1\r\n")) == 0); // chained
+  CHECK(replicas_of_info(info("role:master\nconnected_slaves:1")) == 1); // no CR, no final newline
   Reply error;
   error.type = Reply::Type::error;
-  error.str = "NOPERM this user has no permissions to run the 'role' command";
-  CHECK_FALSE(role_replicas(error).has_value());
-  CHECK_FALSE(role_replicas(array({})).has_value());
-  CHECK_FALSE(role_replicas(array({str("master"), integer(1)})).has_value());      // truncated
-  CHECK_FALSE(role_replicas(array({str("master"), integer(1), str("x")})).has_value()); // hostile
-  CHECK_FALSE(role_replicas(array({str("something")})).has_value());
+  error.str = "NOPERM this user has no permissions to run the 'info' command";
+  CHECK_FALSE(replicas_of_info(error).has_value());
+  CHECK_FALSE(replicas_of_info(info("")).has_value());
+  CHECK_FALSE(replicas_of_info(info("role:master\r\n")).has_value());                        // no count
+  CHECK_FALSE(replicas_of_info(info("role:master\r\nconnected_slaves:-1\r\n")).has_value()); // hostile
+  CHECK_FALSE(replicas_of_info(info("role:master\r\nconnected_slaves:99999999999\r\n")).has_value());
+  CHECK_FALSE(replicas_of_info(info("role:master\r\nconnected_slaves:1x\r\n")).has_value());
+  CHECK_FALSE(replicas_of_info(info("xrole:master\r\nxconnected_slaves:1\r\n")).has_value()); // not a field
+  CHECK_FALSE(replicas_of_info(array({str("master")})).has_value());
 }

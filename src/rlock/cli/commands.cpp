@@ -672,7 +672,7 @@ int execute(const Invocation& inv, std::string& context) {
       log::warning("--tls-insecure: the server's certificate is not verified");
     }
   }
-  // The default replica sync needs each primary's replica count: ROLE with the
+  // The default replica sync needs each primary's replica count: INFO replication with the
   // handshake (same round trip), only for the commands that acquire or renew.
   const bool syncs = inv.sub->name == "acquire" || inv.sub->name == "run" || inv.sub->name == "renew";
   for (auto& endpoint : endpoints) {

@@ -306,7 +306,7 @@ EvalReply Client::eval(const Script& script, const std::vector<std::string>& key
       // What this primary needs, from what is known before sending (an
       // automatic sync on a connection whose handshake rides with this
       // request knows nothing yet: see below).
-      conn.ensure_connected(); // a login handshake (password, db) learns ROLE now
+      conn.ensure_connected(); // a login handshake (password, db) learns the replicas now
       const bool handshake = conn.handshake_next();
       const auto& known = conn.known_info();
       SyncReplicas required = required_sync(sync, handshake ? std::nullopt : known.replicas);
@@ -317,7 +317,7 @@ EvalReply Client::eval(const Script& script, const std::vector<std::string>& key
       const bool refresh = sync.automatic && !handshake && !known.role_refused &&
                            Clock::now() - known.replicas_at >= k_replicas_refresh;
       if (refresh) {
-        after.push_back({"ROLE"}); // after WAIT: the count for the next request
+        after.push_back({"INFO", "replication"}); // after WAIT: the count for the next request
       }
       auto replies = eval_batch(conn, script, evalsha, before, after,
                                 required.count > 0 ? required.timeout : Millis(0));
@@ -327,10 +327,10 @@ EvalReply Client::eval(const Script& script, const std::vector<std::string>& key
         result.acked = replies[1].as_integer();
       }
       if (refresh) {
-        conn.take_role(replies.back());
+        conn.take_replication(replies.back());
       }
       if (required.count == 0 && sync.automatic) {
-        // The count may have arrived with this request (ROLE in its handshake,
+        // The count may have arrived with this request (INFO replication in its handshake,
         // or the refresh): a primary found to have replicas gets its WAIT now,
         // on the same connection, so it covers this write. One more round
         // trip, only where there are replicas.

@@ -35,9 +35,10 @@ struct SyncReplicas {
 Millis automatic_sync_timeout(Millis ttl);
 
 // The one decision of issue 24: what WAIT a write of a request asking `asked`
-// needs on a primary with `replicas` connected replicas (ROLE, learnt with the
+// needs on a primary with `replicas` connected replicas (INFO replication's
+// connected_slaves, learnt with the
 // connection's handshake and refreshed with later requests; nullopt: not known
-// yet, or ROLE refused). Explicit (--sync-replicas N[/DUR], N > 0): as asked;
+// yet, or INFO refused). Explicit (--sync-replicas N[/DUR], N > 0): as asked;
 // off (count 0, not automatic): none; automatic: 1 acknowledgement within the
 // automatic timeout when replicas > 0, none when 0 or unknown. A count of 0
 // is a fact of the moment: a replica that attaches later is seen by the next
@@ -70,7 +71,7 @@ struct EvalReply {
 class Client {
 public:
   static constexpr int k_max_hops = 5;
-  // An automatic sync asks ROLE again (riding with the request) when the
+  // An automatic sync asks INFO replication again (riding with the request) when the
   // primary's replica count is older than this (a `run`'s renewals).
   static constexpr Millis k_replicas_refresh{1000};
 
@@ -87,8 +88,8 @@ public:
   // request share it). WAIT follows when required_sync(sync, the primary's
   // replicas) asks for it: in the same round trip when the replica count is
   // known before sending; in a second one (same connection, so WAIT covers this
-  // write) when the count arrived only with this request's handshake (ROLE).
-  // An automatic sync also refreshes the count (ROLE in the same round trip)
+  // write) when the count arrived only with this request's handshake.
+  // An automatic sync also refreshes the count (INFO replication, same round trip)
   // when it is older than k_replicas_refresh.
   EvalReply eval(const Script& script, const std::vector<std::string>& keys,
                  const std::vector<std::string>& args, const SyncReplicas& sync = {});

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <utility>
 
@@ -357,30 +358,48 @@ std::vector<Argv> Connection::hello_commands() const {
     out.push_back({"INFO", "server"});
   }
   if (m_endpoint.learn_replicas) {
-    out.push_back({"ROLE"});
+    out.push_back({"INFO", "replication"});
   }
   return out;
 }
 
-std::optional<long long> role_replicas(const Reply& reply) {
-  if (!reply.is_array() || reply.elements.empty() || reply.elements[0].type != Reply::Type::string) {
+std::optional<long long> replicas_of_info(const Reply& reply) {
+  if (reply.type != Reply::Type::string && reply.type != Reply::Type::status) {
     return std::nullopt;
   }
-  const auto& role = reply.elements[0].str;
-  if (role == "master") {
-    if (reply.elements.size() < 3 || !reply.elements[2].is_array()) {
-      return std::nullopt;
+  // "field:value" lines; a field at the start of the text or of a line.
+  auto field = [&](std::string_view name) -> std::optional<std::string_view> {
+    std::string_view text = reply.str;
+    for (std::size_t pos = text.find(name); pos != std::string_view::npos; pos = text.find(name, pos + 1)) {
+      if ((pos == 0 || text[pos - 1] == '\n') && pos + name.size() < text.size() && text[pos + name.size()] == ':') {
+        auto begin = pos + name.size() + 1;
+        auto end = text.find_first_of("\r\n", begin);
+        return text.substr(begin, (end == std::string_view::npos ? text.size() : end) - begin);
+      }
     }
-    return static_cast<long long>(reply.elements[2].elements.size());
+    return std::nullopt;
+  };
+  auto role = field("role");
+  if (!role) {
+    return std::nullopt;
   }
-  if (role == "slave" || role == "sentinel") {
-    return 0;
+  if (*role != "master") {
+    return 0; // a replica's own replicas (chained) take no writes from us
   }
-  return std::nullopt;
+  auto count = field("connected_slaves");
+  long long n = -1;
+  if (!count || count->empty() || count->size() > 6) {
+    return std::nullopt;
+  }
+  auto [ptr, ec] = std::from_chars(count->data(), count->data() + count->size(), n);
+  if (ec != std::errc() || ptr != count->data() + count->size() || n < 0) {
+    return std::nullopt;
+  }
+  return n;
 }
 
-void Connection::take_role(const Reply& reply) {
-  m_info.replicas = role_replicas(reply);
+void Connection::take_replication(const Reply& reply) {
+  m_info.replicas = replicas_of_info(reply);
   m_info.replicas_at = Clock::now();
   m_info.role_refused = reply.type == Reply::Type::error;
 }
@@ -403,7 +422,7 @@ void Connection::take_hello_replies(std::vector<Reply>& replies, std::size_t at)
     }
   }
   if (m_endpoint.learn_replicas) {
-    take_role(replies[at + taken]);
+    take_replication(replies[at + taken]);
     ++taken;
   }
   replies.erase(replies.begin() + static_cast<std::ptrdiff_t>(at),

@@ -34,19 +34,21 @@ struct ServerInfo {
   std::string mode;    // "standalone", "cluster", "sentinel"
   std::string role;    // "master", "replica"
   std::string run_id;  // INFO server's run_id, asked only for an endpoint with `identify`
-  // ROLE's online replicas (a primary's; 0 for a replica), asked only for an
-  // endpoint with `learn_replicas`; nullopt when not asked or refused.
+  // INFO replication's connected replicas (a primary's; 0 for a replica),
+  // asked only for an endpoint with `learn_replicas`; nullopt when not asked
+  // or refused.
   std::optional<long long> replicas;
   TimePoint replicas_at{}; // when `replicas` was learnt
-  bool role_refused = false; // ROLE answered an error (ACL): not asked again
+  bool role_refused = false; // INFO replication answered an error (ACL): not asked again
   int major() const;   // 0 when unknown
 };
 
-// The replicas a ROLE reply names: a primary's ["master", offset, [[ip, port,
-// offset], ...]] gives how many are listed (Redis lists the online ones: a
-// replica still syncing, or whose link is down, is not there); a replica's or
-// a sentinel's reply gives 0; an error or anything else, nullopt. Pure.
-std::optional<long long> role_replicas(const Reply& reply);
+// The replicas an INFO replication reply names: a primary's connected_slaves
+// (every replica connected to it: online ones, and ones still syncing, which
+// do not acknowledge yet, so a WAIT then fails: refusing is the safe side); a
+// replica's reply ("role:slave") gives 0; an error or anything else, nullopt.
+// Pure; the text is untrusted (a count of at most 6 digits).
+std::optional<long long> replicas_of_info(const Reply& reply);
 
 // One connection to one Redis server. Owns its socket (TCP or unix; TLS over TCP
 // for an endpoint with `tls`: OpenSSL, through the two transport functions,
@@ -115,12 +117,13 @@ public:
   // The server's run_id if it is known yet (an `identify` endpoint, after the
   // first request); empty otherwise. Never asks.
   const std::string& run_id() const { return m_info.run_id; }
-  // What the last ROLE said (see ServerInfo::replicas). Never asks.
+  // What the last INFO replication said (see ServerInfo::replicas). Never asks.
   const ServerInfo& known_info() const { return m_info; }
-  // Takes a ROLE reply that rode with a request.
-  void take_role(const Reply& reply);
-  // True when the next request carries the handshake (HELLO, and ROLE with
-  // `learn_replicas`), or the connection is closed and will make one.
+  // Takes an INFO replication reply that rode with a request.
+  void take_replication(const Reply& reply);
+  // True when the next request carries the handshake (HELLO, and INFO
+  // replication with `learn_replicas`), or the connection is closed and will
+  // make one.
   bool handshake_next() const { return m_fd < 0 || m_hello_pending; }
 
   const Endpoint& endpoint() const { return m_endpoint; }

@@ -49,7 +49,7 @@ struct Endpoint {
   // endpoint (same round trip), so ServerInfo::run_id tells which server it
   // is: set for Redlock masters, where one server counted twice is a fake vote.
   bool identify = false;
-  // Ask ROLE with the HELLO of every connection made from this endpoint (same
+  // Ask INFO replication with the HELLO of every connection made from this endpoint (same
   // round trip) to learn how many replicas the primary has: set unless
   // --sync-replicas (or RLOCK_SYNC_REPLICAS) is given, for the default
   // replica sync of acquire and renew (required_sync in redis/client.hpp).
