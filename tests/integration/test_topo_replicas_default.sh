@@ -12,6 +12,7 @@
 #       loses nothing: 20 trials of a manual promotion (REPLICAOF NO ONE on the
 #       replica right after acquire returned: what a failover does to the data),
 #       then 2 real Sentinel failovers (primary SIGKILLed right after acquire).
+#   (b') the same right after the replica resynced (a full sync): nothing lost.
 #   (c) a single server without replicas gets no WAIT at all (INFO commandstats).
 # Figures (refused N/N, lost N/20) are printed for README's "Safety" section.
 . "$(dirname "$0")/lib.sh"
@@ -51,6 +52,8 @@ start_replica_of "$P"
 R=$REPLICA_PORT
 PU="redis://127.0.0.1:$P"
 echo "  primary $P, replica $R"
+# (its link says up before the primary has it online: until then a WAIT may time out)
+wait_until 10 online "$P" || topo_die "the primary does not list its replica online"
 
 r -u "$PU" acquire A0 --ttl 3s
 expect_rc 0 "link up: a plain acquire works"
@@ -90,9 +93,20 @@ expect_rc 69 "blocked link: re-entering RE is refused"
 check "RE is still held once (count $(ccli "$P" HGET RE re))" test "$(ccli "$P" HGET RE re)" = 1
 r -u "$PU" renew RE --owner re --ttl 30s
 expect_rc 69 "blocked link: renew RE is not confirmed"
+t0=$(ms)
 r -u "$PU" acquire B9 --ttl 3s -w 1s
+d=$(( $(ms) - t0 ))
 expect_rc 69 "blocked link: a waiter (-w 1s) does not take it either"
+check "the waiter tried again until its -w ended (${d}ms >= 900)" test "$d" -ge 900
 check "B9 left nothing" test "$(ccli "$P" EXISTS B9)" = 0
+T=$TEST_TMP/waiter
+bg "$T" -u "$PU" acquire B10 --ttl 3s -w 8s
+sleep 0.8
+kill -CONT "${NODE_PID[$R]}"
+check "a waiter (-w 8s) takes it once the replica acknowledges again" wait_until 10 bg_done "$T"
+check "... exit 0 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 0
+check "... and the replica has it" wait_until 2 on "$R" B10
+kill -STOP "${NODE_PID[$R]}"
 # the ways out
 r -u "$PU" acquire S0 --ttl 3s --sync-replicas 0
 expect_rc 0 "blocked link: --sync-replicas 0 takes it"
@@ -110,6 +124,7 @@ P2=$(free_port)
 start_node "$P2"
 start_replica_of "$P2"
 R2=$REPLICA_PORT
+wait_until 10 online "$P2" || topo_die "the primary $P2 does not list its replica online"
 M3=$(free_port)
 start_node "$M3"
 RL=(-u "$PU" -u "redis://127.0.0.1:$P2" -u "redis://127.0.0.1:$M3")
@@ -156,6 +171,27 @@ for i in $(seq 1 20); do
 done
 echo "  FIGURE link up, manual promotion right after acquire: lost $lost of 20"
 check "link up: no lock lost in 20 promotions right after acquire ($lost lost)" test "$lost" = 0
+
+# the replica just resynced (it diverged: a full sync; its link says up before the
+# primary has it online): the default counts it (INFO replication's connected_slaves),
+# so the acquire waits for its acknowledgement or is refused, never lost
+lost=0; refused=0
+for i in $(seq 1 10); do
+  ccli "$R" REPLICAOF NO ONE >/dev/null; ccli "$R" SET "junk$i" x >/dev/null
+  ccli "$R" REPLICAOF 127.0.0.1 "$P" >/dev/null
+  wait_until 10 _link_up "$R" || { fail "sync trial $i: the replica did not reconnect"; break; }
+  r -u "$PU" acquire H$i --ttl 30s
+  if [ "$RC" = 0 ]; then
+    own=$OUT
+    ccli "$R" REPLICAOF NO ONE >/dev/null
+    [ "$(ccli "$R" HGET H$i "$own")" = 1 ] || lost=$((lost + 1))
+  else
+    refused=$((refused + 1))
+  fi
+done
+ccli "$R" REPLICAOF 127.0.0.1 "$P" >/dev/null
+echo "  FIGURE replica just resynced, promotion right after acquire: lost $lost, refused $refused of 10"
+check "a replica just resynced: nothing lost ($lost lost, $refused refused)" test "$lost" = 0
 
 # two real Sentinel failovers (primary SIGKILLed right after acquire)
 start_sentinel_set

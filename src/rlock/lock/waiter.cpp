@@ -214,6 +214,7 @@ AcquireResult wait_for_lock(redis::Client& client, const AcquireRequest& request
   AcquireResult result;
   TimePoint answered_at = Clock::now();
   TimePoint next_display = answered_at;
+  int unsynced_tries = 0; // attempts a replica did not confirm (issue 24)
   // Bounded: each step either ends the loop, or moves the plan towards its
   // deadline (a wait, a pause inside a retry) or makes an attempt after a
   // subscription or a release message.
@@ -230,7 +231,19 @@ AcquireResult wait_for_lock(redis::Client& client, const AcquireRequest& request
       break;
     }
     case WaitPlan::Step::attempt:
-      result = try_acquire(client, request, new_op_id(), scope);
+      try {
+        result = try_acquire(client, request, new_op_id(), scope);
+      } catch (const RedisError& e) {
+        // No replica confirmed it (it was undone): a waiter tries again within
+        // its -w, after RetryPolicy's pause (the plan still has the attempt due).
+        const TimePoint retry_at = Clock::now() + redis::RetryPolicy::pause_after(++unsynced_tries);
+        if (e.kind() != RedisErrorKind::unsynced || !request.wait || retry_at >= plan.deadline()) {
+          throw;
+        }
+        log::debug("{}; trying again", e.what());
+        pause_or_interrupt(signals, retry_at);
+        break;
+      }
       if (result.acquired) {
         return result;
       }
