@@ -94,10 +94,11 @@ check "RE is still held once (count $(ccli "$P" HGET RE re))" test "$(ccli "$P" 
 r -u "$PU" renew RE --owner re --ttl 30s
 expect_rc 69 "blocked link: renew RE is not confirmed"
 t0=$(ms)
-r -u "$PU" acquire B9 --ttl 3s -w 1s
+r -u "$PU" -v acquire B9 --ttl 3s -w 1s
 d=$(( $(ms) - t0 ))
 expect_rc 69 "blocked link: a waiter (-w 1s) does not take it either"
-check "the waiter tried again until its -w ended (${d}ms >= 900)" test "$d" -ge 900
+tries=$(grep -c 'trying again' <<<"$ERR")
+check "the waiter tried again within its -w ($tries retries in ${d}ms)" test "$tries" -ge 1
 check "B9 left nothing" test "$(ccli "$P" EXISTS B9)" = 0
 T=$TEST_TMP/waiter
 bg "$T" -u "$PU" acquire B10 --ttl 3s -w 8s
@@ -116,8 +117,12 @@ RLOCK_SYNC_REPLICAS=1/200ms r -u "$PU" acquire S2 --ttl 3s --sync-replicas 0
 expect_rc 0 "--sync-replicas 0 wins over RLOCK_SYNC_REPLICAS"
 RLOCK_SYNC_REPLICAS=bogus r -u "$PU" acquire S3
 expect_rc 64 "RLOCK_SYNC_REPLICAS=bogus is a usage error"
-r -u "$PU" status -v S0
-check "status -v says which applies ($(grep -i 'replica' <<<"$ERR$OUT" | head -1))" grep -qi 'replica' <<<"$ERR$OUT"
+r -u "$PU" -v status S0
+check "status -v says which applies ($(grep 'replica sync' <<<"$ERR" | head -1))" grep -q 'replica sync: one replica' <<<"$ERR"
+RLOCK_SYNC_REPLICAS=0 r -u "$PU" -v status S0
+check "status -v with RLOCK_SYNC_REPLICAS=0 says it is off" grep -q 'replica sync: off (RLOCK_SYNC_REPLICAS=0)' <<<"$ERR"
+r -u "$PU" -v status S0 --sync-replicas 2/50ms
+check "status -v with --sync-replicas 2/50ms says so" grep -q 'replica sync: 2 replica acknowledgements within 50ms (--sync-replicas)' <<<"$ERR"
 
 # Redlock: per master. Masters: P (replica blocked), P2 (replica blocked), M3 (none).
 P2=$(free_port)
@@ -133,6 +138,10 @@ r "${RL[@]}" acquire RL1 --ttl 3s
 expect_rc 69 "Redlock, 2 of 3 masters with a blocked replica: no quorum"
 check "Redlock: nothing left on any master" eval '[ "$(ccli "$P" EXISTS RL1)$(ccli "$P2" EXISTS RL1)$(ccli "$M3" EXISTS RL1)" = 000 ]'
 kill -CONT "${NODE_PID[$R2]}"
+# a write, then WAIT on the same connection (a fresh one's WAIT counts offset 0: always acked)
+acks() { [ "$(printf 'SET probe 1\nWAIT 1 200\n' | ccli "$P2" | tail -n 1)" = 1 ]; }
+t0=$(ms); wait_until 5 acks || echo "  the replica of $P2 does not acknowledge yet"
+echo "  the replica of $P2 acknowledges again $(( $(ms) - t0 ))ms after SIGCONT"
 r "${RL[@]}" acquire RL2 --ttl 3s
 expect_rc 0 "Redlock, 1 of 3 with a blocked replica: quorum of 2"
 check "Redlock: the master whose replica did not acknowledge has no RL2" test "$(ccli "$P" EXISTS RL2)" = 0

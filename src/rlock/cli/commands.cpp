@@ -472,7 +472,8 @@ constexpr int k_doctor_schema = 1;
 
 int cmd_doctor(Context& ctx) {
   std::vector<lock::Finding> findings;
-  for (const auto& facts : ctx.store->survey()) {
+  for (auto facts : ctx.store->survey()) {
+    facts.replica_sync = describe_sync(ctx.inv.global);
     auto more = lock::judge_server(facts);
     findings.insert(findings.end(), more.begin(), more.end());
   }
@@ -677,6 +678,11 @@ int execute(const Invocation& inv, std::string& context) {
   const bool syncs = inv.sub->name == "acquire" || inv.sub->name == "run" || inv.sub->name == "renew";
   for (auto& endpoint : endpoints) {
     endpoint.learn_replicas = syncs && inv.global.sync_replicas.automatic;
+  }
+  if (const auto sync = describe_sync(inv.global); sync.empty()) {
+    log::debug("replica sync: off ({}=0): acquire and renew do not wait for replicas", inv.global.sync_source);
+  } else {
+    log::debug("replica sync: {}", sync);
   }
   redis::Timeouts timeouts{inv.global.connect_timeout, inv.global.io_timeout};
   if (endpoints.size() > 1) {

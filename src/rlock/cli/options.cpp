@@ -727,4 +727,17 @@ redis::SyncReplicas sync_for(const GlobalOptions& global, Millis ttl) {
   return global.sync_replicas.automatic ? redis::SyncReplicas::automatic_for(ttl) : global.sync_replicas;
 }
 
+std::string describe_sync(const GlobalOptions& global) {
+  const auto& sync = global.sync_replicas;
+  if (sync.automatic) {
+    return "one replica's acknowledgement within a tenth of the TTL (at most 1s) where the primary has "
+           "replicas, none without (the default; --sync-replicas 0 or RLOCK_SYNC_REPLICAS=0 turns it off)";
+  }
+  if (sync.count <= 0) {
+    return {};
+  }
+  return fmt::format("{} replica acknowledgement{} within {} ({})", sync.count, sync.count == 1 ? "" : "s",
+                     format_duration(sync.timeout), global.sync_source);
+}
+
 } // namespace rlock::cli

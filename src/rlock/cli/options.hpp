@@ -18,6 +18,9 @@ struct GlobalOptions;
 // What acquire and renew ask of replicas for a lease `ttl`: --sync-replicas or
 // RLOCK_SYNC_REPLICAS as given, else the automatic default for `ttl`.
 redis::SyncReplicas sync_for(const GlobalOptions& global, Millis ttl);
+// For `status -v`, `doctor`: which replica sync acquire and renew apply and
+// where it comes from; "" when it is off.
+std::string describe_sync(const GlobalOptions& global);
 
 struct GlobalOptions {
   std::vector<std::string> urls; // as given (flags or environment), never empty
