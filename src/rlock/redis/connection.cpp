@@ -402,6 +402,10 @@ void Connection::take_replication(const Reply& reply) {
   m_info.replicas = replicas_of_info(reply);
   m_info.replicas_at = Clock::now();
   m_info.role_refused = reply.type == Reply::Type::error;
+  if (m_info.role_refused) {
+    log::debug("{}: cannot count its replicas ({}): the default replica sync does not wait there", describe(),
+               printable(reply.str.substr(0, 120)));
+  }
 }
 
 void Connection::take_hello_replies(std::vector<Reply>& replies, std::size_t at) {
