@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Issue 24: acquire and renew wait for one replica's acknowledgement BY DEFAULT when
-# the primary has replicas (ROLE, asked with the connection's HELLO), within a tenth
+# the primary has replicas (INFO replication's connected_slaves, asked with the
+# connection's HELLO), within a tenth
 # of the TTL (at most 1s); none within it: the acquisition is undone, exit 69.
 #   (a) the replica's link blocked (the replica SIGSTOPped: still connected and
-#       listed by ROLE, it never acknowledges): a plain acquire is refused (69) and
+#       counted, it never acknowledges): a plain acquire is refused (69) and
 #       leaves nothing, in every mode; --sync-replicas 0 / RLOCK_SYNC_REPLICAS=0
-#       take it; Redlock applies the rule per master (the quorum decides).
+#       take it; a waiter retries within -w; status -v says which rule applies;
+#       Redlock applies the rule per master (the quorum decides).
 #   (d) a `run` whose replica stops acknowledging: its renewals are unconfirmed,
 #       the lease clock stops CMD (76) before the last confirmed lease ends.
 #   (b) the link up: plain acquires work, and a promotion right after the acquire
