@@ -33,7 +33,7 @@ expect_rc 0 "no replicas: acquire C"
 r -u "$U0" renew C --owner "$OUT" --ttl 2s
 expect_rc 0 "no replicas: renew C"
 r -u "$U0" release C --owner "$OUT"
-r -u "$U0" run C2 --ttl 1s -- sleep 1.6 # renewals every ~333ms; ROLE refreshed after 1s
+r -u "$U0" run C2 --ttl 1s -- sleep 1.6 # renewals every ~333ms; INFO replication re-read after 1s
 expect_rc 0 "no replicas: run C2 with renewals"
 r -u "$U0" acquire M1 M2 --fair --ttl 2s
 expect_rc 0 "no replicas: acquire M1 M2 --fair"
