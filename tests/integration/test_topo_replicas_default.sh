@@ -15,6 +15,8 @@
 #       replica right after acquire returned: what a failover does to the data),
 #       then 2 real Sentinel failovers (primary SIGKILLed right after acquire).
 #   (b') the same right after the replica resynced (a full sync): nothing lost.
+#   (e) Sentinel, the replica's PSYNC refused (the issue's setup): the primary has
+#       no connected replica, the sentinels list one: plain acquire refused 4/4.
 #   (c) a single server without replicas gets no WAIT at all (INFO commandstats).
 # Figures (refused N/N, lost N/20) are printed for README's "Safety" section.
 . "$(dirname "$0")/lib.sh"
@@ -204,8 +206,27 @@ ccli "$R" REPLICAOF 127.0.0.1 "$P" >/dev/null
 echo "  FIGURE replica just resynced, promotion right after acquire: lost $lost, refused $refused of 10"
 check "a replica just resynced: nothing lost ($lost lost, $refused refused)" test "$lost" = 0
 
-# two real Sentinel failovers (primary SIGKILLed right after acquire)
 start_sentinel_set
+# the issue's setup: the replica's link kept down by refusing its PSYNC (ACL on the
+# primary, then its link cut). The primary then has no connected replica, but the
+# sentinels still list it and could promote it: counted from SENTINEL SLAVES.
+ccli "$PRIMARY_PORT" ACL SETUSER default -psync -sync >/dev/null
+ccli "$PRIMARY_PORT" CLIENT KILL TYPE replica >/dev/null
+nolink() { ! _link_up "$REPLICA_PORT" && ccli "$PRIMARY_PORT" INFO replication | tr -d '\r' | grep -qx 'connected_slaves:0'; }
+check "the replica's link is down (PSYNC refused), the primary counts no replica" wait_until 5 nolink
+refused=0
+for i in 1 2 3 4; do
+  r -u "$SENTINEL_URL" acquire K$i --ttl 3s
+  [ "$RC" = 69 ] && [ "$(ccli "$PRIMARY_PORT" EXISTS K$i)" = 0 ] && refused=$((refused + 1))
+done
+echo "  FIGURE PSYNC refused, through Sentinel: plain acquire refused (69, nothing left) in $refused of 4"
+check "PSYNC refused: a plain acquire through the sentinels is refused, 4 of 4 ($refused)" test "$refused" = 4
+r -u "$SENTINEL_URL" acquire K9 --ttl 3s --sync-replicas 0
+expect_rc 0 "PSYNC refused: --sync-replicas 0 takes it"
+ccli "$PRIMARY_PORT" ACL SETUSER default +psync +sync >/dev/null
+check "the replica syncs again" wait_until 15 sentinels_settled "$PRIMARY_PORT" "$REPLICA_PORT" good
+
+# two real Sentinel failovers (primary SIGKILLed right after acquire)
 lost=0
 for i in 1 2; do
   OLD=$PRIMARY_PORT NEW=$REPLICA_PORT

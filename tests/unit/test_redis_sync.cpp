@@ -97,3 +97,20 @@ TEST_CASE("replicas_of_info: how many replicas INFO replication names") {
   CHECK_FALSE(replicas_of_info(info("xrole:master\r\nxconnected_slaves:1\r\n")).has_value()); // not a field
   CHECK_FALSE(replicas_of_info(array({str("master")})).has_value());
 }
+
+TEST_CASE("sentinel_replicas: the replicas a failover may promote, link up or not") {
+  auto replica = [](const char* flags, const char* link) {
+    return array({str("name"), str("127.0.0.1:7001"), str("flags"), str(flags), str("master-link-status"),
+                  str(link)});
+  };
+  using rlock::redis::sentinel_replicas;
+  CHECK(sentinel_replicas(array({})) == 0);
+  CHECK(sentinel_replicas(array({replica("slave", "ok")})) == 1);
+  CHECK(sentinel_replicas(array({replica("slave", "err")})) == 1); // its link is down: still promotable
+  CHECK(sentinel_replicas(array({replica("s_down,slave", "err"), replica("slave", "ok")})) == 1);
+  CHECK(sentinel_replicas(array({replica("s_down,slave,disconnected", "err")})) == 0);
+  CHECK(sentinel_replicas(array({replica("slave,disconnected", "ok")})) == 0);
+  CHECK(sentinel_replicas(array({array({str("name"), str("x")})})) == 0); // no flags: not counted
+  CHECK_FALSE(sentinel_replicas(str("ERR unknown")).has_value());
+  CHECK_FALSE(sentinel_replicas(array({str("slave")})).has_value());
+}

@@ -64,6 +64,7 @@ Client Client::fresh(std::optional<Millis> cap) const {
   copy.m_mode = m_mode;
   copy.m_sharded = m_sharded;
   copy.m_primary = m_primary;
+  copy.m_sentinel_replicas = m_sentinel_replicas;
   copy.m_masters = m_masters;
   copy.m_slot_master = m_slot_master;
   copy.m_map_stale = m_map_stale;
@@ -121,7 +122,26 @@ void Client::resolve_primary() {
                                            : std::make_unique<Connection>(candidates[i], m_timeouts);
     for (int login = 0; login < 2; ++login) {
       try {
-        auto reply = conn->command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", m_target.master});
+        Reply reply;
+        if (m_target.learn_replicas) {
+          // The replicas the sentinels know (same round trip): one whose link
+          // to the primary is down (PSYNC refused, cut off) is not among the
+          // primary's connected_slaves, yet the sentinels may promote it.
+          try {
+            auto replies = conn->pipeline({{"SENTINEL", "GET-MASTER-ADDR-BY-NAME", m_target.master},
+                                           {"SENTINEL", "SLAVES", m_target.master}});
+            reply = std::move(replies[0]);
+            m_sentinel_replicas = sentinel_replicas(replies[1]);
+          } catch (const RedisError& e) {
+            if (socket_error(e.kind()) || e.kind() == RedisErrorKind::auth) {
+              throw;
+            }
+            m_sentinel_replicas.reset(); // SENTINEL SLAVES refused: the primary's count alone
+            reply = conn->command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", m_target.master});
+          }
+        } else {
+          reply = conn->command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", m_target.master});
+        }
         if (reply.is_nil()) {
           why = fmt::format("sentinel {} does not know a master named {}", conn->describe(),
                             quote(m_target.master));
@@ -276,6 +296,38 @@ Millis automatic_sync_timeout(Millis ttl) {
   return std::clamp(ttl / 10, Millis(1), Millis(1000));
 }
 
+std::optional<long long> sentinel_replicas(const Reply& reply) {
+  if (!reply.is_array()) {
+    return std::nullopt;
+  }
+  long long count = 0;
+  for (const auto& replica : reply.elements) {
+    if (!replica.is_array()) {
+      return std::nullopt;
+    }
+    for (std::size_t i = 0; i + 1 < replica.elements.size(); i += 2) {
+      const auto& key = replica.elements[i];
+      const auto& value = replica.elements[i + 1];
+      if (key.type == Reply::Type::string && key.str == "flags" && value.type == Reply::Type::string) {
+        const std::string_view flags = value.str;
+        if (flags.find("s_down") == std::string_view::npos && flags.find("o_down") == std::string_view::npos &&
+            flags.find("disconnected") == std::string_view::npos) {
+          ++count;
+        }
+        break;
+      }
+    }
+  }
+  return count;
+}
+
+std::optional<long long> Client::replicas_of(std::optional<long long> primary_count) const {
+  if (!m_target.is_sentinel() || !m_sentinel_replicas) {
+    return primary_count;
+  }
+  return std::max(primary_count.value_or(0), *m_sentinel_replicas);
+}
+
 SyncReplicas required_sync(const SyncReplicas& asked, std::optional<long long> replicas) {
   if (!asked.automatic) {
     return asked.count > 0 ? asked : SyncReplicas{0, asked.timeout, false};
@@ -309,7 +361,7 @@ EvalReply Client::eval(const Script& script, const std::vector<std::string>& key
       conn.ensure_connected(); // a login handshake (password, db) learns the replicas now
       const bool handshake = conn.handshake_next();
       const auto& known = conn.known_info();
-      SyncReplicas required = required_sync(sync, handshake ? std::nullopt : known.replicas);
+      SyncReplicas required = required_sync(sync, replicas_of(handshake ? std::nullopt : known.replicas));
       std::vector<Argv> after;
       if (required.count > 0) {
         after.push_back(wait_argv(required));
@@ -334,7 +386,7 @@ EvalReply Client::eval(const Script& script, const std::vector<std::string>& key
         // or the refresh): a primary found to have replicas gets its WAIT now,
         // on the same connection, so it covers this write. One more round
         // trip, only where there are replicas.
-        SyncReplicas late = required_sync(sync, conn.known_info().replicas);
+        SyncReplicas late = required_sync(sync, replicas_of(conn.known_info().replicas));
         if (late.count > 0) {
           result.required = late;
           result.acked = conn.pipeline({wait_argv(late)}, late.timeout).front().as_integer();

@@ -45,6 +45,11 @@ Millis automatic_sync_timeout(Millis ttl);
 // request that learns the count again (at most k_replicas_refresh later). Pure.
 SyncReplicas required_sync(const SyncReplicas& asked, std::optional<long long> replicas);
 
+// Sentinel: the replicas a SENTINEL SLAVES reply lists that are neither down
+// (s_down, o_down) nor disconnected: those a failover may promote, whether or
+// not their link to the primary is up. nullopt for anything else. Pure.
+std::optional<long long> sentinel_replicas(const Reply& reply);
+
 // The replies of a routed script request.
 struct EvalReply {
   Reply reply;
@@ -138,6 +143,9 @@ private:
   enum class Mode { unknown, standalone, cluster };
 
   Endpoint node_for(std::uint16_t slot);
+  // The replica count required_sync() gets: the primary's own (INFO
+  // replication), and on Sentinel at least the replicas the sentinels list.
+  std::optional<long long> replicas_of(std::optional<long long> primary_count) const;
   Connection& connection(const Endpoint& node);
   void learn_mode(Connection& conn);
   void learn_sharding(Connection& conn);
@@ -151,6 +159,7 @@ private:
   bool m_sharded = false;                  // Cluster with sharded pub/sub (Redis 7+)
   std::optional<HostPort> m_primary;       // Sentinel: the primary they named
   std::unique_ptr<Connection> m_sentinel;  // Sentinel: the last one that answered
+  std::optional<long long> m_sentinel_replicas; // Sentinel: sentinel_replicas() at the last resolve
   std::vector<HostPort> m_masters;         // Cluster: primaries of the slot map
   std::vector<std::int16_t> m_slot_master; // slot -> index in m_masters (-1: unknown); empty: no map
   bool m_map_stale = false;
