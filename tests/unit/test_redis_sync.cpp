@@ -99,9 +99,9 @@ TEST_CASE("replicas_of_info: how many replicas INFO replication names") {
 }
 
 TEST_CASE("sentinel_replicas: the replicas a failover may promote, link up or not") {
-  auto replica = [](const char* flags, const char* link) {
-    return array({str("name"), str("127.0.0.1:7001"), str("flags"), str(flags), str("master-link-status"),
-                  str(link)});
+  auto replica = [](const char* flags, const char* link, const char* role = "slave") {
+    return array({str("name"), str("127.0.0.1:7001"), str("flags"), str(flags), str("role-reported"), str(role),
+                  str("master-link-status"), str(link)});
   };
   using rlock::redis::sentinel_replicas;
   CHECK(sentinel_replicas(array({})) == 0);
@@ -111,6 +111,8 @@ TEST_CASE("sentinel_replicas: the replicas a failover may promote, link up or no
   CHECK(sentinel_replicas(array({replica("s_down,slave,disconnected", "err")})) == 0);
   CHECK(sentinel_replicas(array({replica("slave,disconnected", "ok")})) == 0);
   CHECK(sentinel_replicas(array({array({str("name"), str("x")})})) == 0); // no flags: not counted
+  // the old primary after a failover, not reconfigured yet: it still says master
+  CHECK(sentinel_replicas(array({replica("slave", "err", "master")})) == 0);
   CHECK_FALSE(sentinel_replicas(str("ERR unknown")).has_value());
   CHECK_FALSE(sentinel_replicas(array({str("slave")})).has_value());
 }

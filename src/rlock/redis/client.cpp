@@ -305,17 +305,25 @@ std::optional<long long> sentinel_replicas(const Reply& reply) {
     if (!replica.is_array()) {
       return std::nullopt;
     }
+    std::string_view flags, role;
     for (std::size_t i = 0; i + 1 < replica.elements.size(); i += 2) {
       const auto& key = replica.elements[i];
       const auto& value = replica.elements[i + 1];
-      if (key.type == Reply::Type::string && key.str == "flags" && value.type == Reply::Type::string) {
-        const std::string_view flags = value.str;
-        if (flags.find("s_down") == std::string_view::npos && flags.find("o_down") == std::string_view::npos &&
-            flags.find("disconnected") == std::string_view::npos) {
-          ++count;
-        }
-        break;
+      if (key.type != Reply::Type::string || value.type != Reply::Type::string) {
+        continue;
       }
+      if (key.str == "flags") {
+        flags = value.str;
+      } else if (key.str == "role-reported") {
+        role = value.str;
+      }
+    }
+    // Down or disconnected: not promotable. Reporting itself a master: an old
+    // primary the sentinels have not reconfigured yet after a failover (it
+    // acknowledges nothing until it has; counting it would fail every write).
+    if (role == "slave" && flags.find("s_down") == std::string_view::npos &&
+        flags.find("o_down") == std::string_view::npos && flags.find("disconnected") == std::string_view::npos) {
+      ++count;
     }
   }
   return count;

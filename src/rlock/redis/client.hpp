@@ -45,9 +45,11 @@ Millis automatic_sync_timeout(Millis ttl);
 // request that learns the count again (at most k_replicas_refresh later). Pure.
 SyncReplicas required_sync(const SyncReplicas& asked, std::optional<long long> replicas);
 
-// Sentinel: the replicas a SENTINEL SLAVES reply lists that are neither down
-// (s_down, o_down) nor disconnected: those a failover may promote, whether or
-// not their link to the primary is up. nullopt for anything else. Pure.
+// Sentinel: the replicas a SENTINEL SLAVES reply lists that report the replica
+// role and are neither down (s_down, o_down) nor disconnected: those a failover
+// may promote, whether or not their link to the primary is up (an old primary
+// not reconfigured yet still reports master: not counted). nullopt for
+// anything else. Pure.
 std::optional<long long> sentinel_replicas(const Reply& reply);
 
 // The replies of a routed script request.
