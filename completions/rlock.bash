@@ -134,7 +134,7 @@ _rlock() {
       return
       ;;
     --sync-replicas)
-      COMPREPLY=($(compgen -W "1 1/500ms 1/1s 2 2/1s" -- "$cur"))
+      COMPREPLY=($(compgen -W "0 1 1/500ms 1/1s 2 2/1s" -- "$cur"))
       return
       ;;
     --if-unavailable)

@@ -130,8 +130,8 @@ complete -c rlock -n __rlock_no_subcommand -s u -l url -x -d 'Redis URL (several
 complete -c rlock -n __rlock_no_subcommand -l password-file -r -F -d 'Read the password from FILE'
 complete -c rlock -n __rlock_no_subcommand -l connect-timeout -x -a "$durations" -d 'Connect timeout (default 2s)'
 complete -c rlock -n __rlock_no_subcommand -l io-timeout -x -a "$durations" -d 'Timeout of each request (default 2s)'
-complete -c rlock -n __rlock_no_subcommand -l sync-replicas -x -a '1 1/500ms 1/1s 2 2/1s' \
-    -d 'Wait until N replicas have each acquisition and renewal, at most DUR'
+complete -c rlock -n __rlock_no_subcommand -l sync-replicas -x -a '0 1 1/500ms 1/1s 2 2/1s' \
+    -d 'Wait until N replicas have each acquisition and renewal, at most DUR (0: off)'
 complete -c rlock -n __rlock_no_subcommand -l tls-ca-file -r -F -d 'TLS: trust the CAs of this PEM file'
 complete -c rlock -n __rlock_no_subcommand -l tls-cert -r -F -d 'TLS: client certificate (PEM), with --tls-key'
 complete -c rlock -n __rlock_no_subcommand -l tls-key -r -F -d 'TLS: the client certificate\'s private key (PEM)'

@@ -98,7 +98,7 @@ for fault in pause late; do
   verdict "once_$fault" "$fault: the re-entry count went up by exactly one"
   verdict "fence_$fault" "$fault: a fresh acquisition took one fencing token, a re-entry none"
 done
-applied=$(grep -c '"EVALSHA" "[0-9a-f]*" "6" "CP\(2[1-9]\|3[0-9]\|40\)"' "$TEST_TMP/mon")
+applied=$(grep -c '"EVALSHA" "[0-9a-f]*" "[0-9]*" "CP\(2[1-9]\|3[0-9]\|40\)"' "$TEST_TMP/mon")
 check "late: the server really applied both requests ($applied acquire EVALSHAs for 20 cases and 10 setup acquisitions)" test "$applied" -ge 50
 monitor_stop
 hygiene_checks no-double

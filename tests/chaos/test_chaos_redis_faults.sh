@@ -40,7 +40,7 @@ judge() {
     record "exit76_$fault" "$([ "$(bg_rc "$f")" = 76 ] && echo 1 || echo 0)" "$case: rc $(bg_rc "$f")"
     record "no_hang_$fault" "$([ "$exited" -le $((FAULT_MS + 3000 + SLACK_MS)) ] && echo 1 || echo 0)" "$case: exited ${exited}ms after the fault"
     if [ "$fault" != restart ]; then
-      local rel; rel=$(grep -c "\"EVALSHA\" \"$RELEASE_SHA\" \"6\" \"$name\"" "$MON_FILE")
+      local rel; rel=$(grep -c "\"EVALSHA\" \"$RELEASE_SHA\" \"[0-9]*\" \"$name\"" "$MON_FILE")
       record "release_$fault" "$([ "$rel" -ge 1 ] && echo 1 || echo 0)" "$case: $rel releases seen"
     fi
     wait_until 5 key_gone "$name"

@@ -72,6 +72,11 @@ SUBSCRIBED = b"*3\r\n$9\r\nsubscribe\r\n$%d\r\n%s\r\n:1\r\n"
 # rlock sends HELLO 2 in the same write as its first request: answered as a
 # server older than Redis 6 would, so each mode applies to the request itself.
 HELLO = b"*2\r\n$5\r\nHELLO\r\n$1\r\n2\r\n"
+# acquire, run and renew send INFO replication with it (the replica count for the
+# default replica sync): answered as a primary without replicas.
+INFO_REPLICATION = b"*2\r\n$4\r\nINFO\r\n$11\r\nreplication\r\n"
+NO_REPLICAS = b"role:master\r\nconnected_slaves:0\r\n"
+INFO_REPLY = b"$%d\r\n%s\r\n" % (len(NO_REPLICAS), NO_REPLICAS)
 
 
 def read_request(conn):
@@ -82,6 +87,9 @@ def read_request(conn):
         if data.startswith(HELLO):
             conn.sendall(b"-ERR unknown command 'HELLO'\r\n")
             data = data[len(HELLO):]
+        if data.startswith(INFO_REPLICATION):
+            conn.sendall(INFO_REPLY)
+            data = data[len(INFO_REPLICATION):]
         if data:
             return data
 
@@ -119,6 +127,8 @@ def serve(mode, conn, tls):
         elif mode == "pubsub":
             while b"SUBSCRIBE" not in request:
                 conn.sendall(BUSY)
+                if request.endswith(INFO_REPLICATION):  # a later attempt re-reads the count
+                    conn.sendall(INFO_REPLY)
                 request = read_request(conn)
             channel = request.split(b"\r\n")[-2]
             conn.sendall(SUBSCRIBED % (len(channel), channel))

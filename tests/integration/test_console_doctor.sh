@@ -47,8 +47,15 @@ _pids+=("$!")
 replica_up() { rcli INFO replication | grep -q '^connected_slaves:1'; }
 check "the replica connected" wait_until 10 replica_up
 r doctor --json
-expect_rc 0 "a replica without min-replicas-to-write is a warning only"
-check "replication: warning" test "$(verdict_of "$OUT" replication)" = warning
+expect_rc 0 "a replica without min-replicas-to-write, rlock's default replica sync: ok"
+check "replication: ok (rlock waits for a replica by default)" test "$(verdict_of "$OUT" replication)" = ok
+r doctor
+check "doctor says rlock waits for a replica by default" grep -q 'rlock waits for one replica' <<<"$OUT"
+r doctor --json --sync-replicas 0
+expect_rc 0 "a replica without min-replicas-to-write, --sync-replicas 0: a warning only"
+check "--sync-replicas 0: replication: warning" test "$(verdict_of "$OUT" replication)" = warning
+RLOCK_SYNC_REPLICAS=0 r doctor
+check "RLOCK_SYNC_REPLICAS=0: doctor says the replica sync is off" grep -q "replica sync is off" <<<"$OUT"
 rcli CONFIG SET min-replicas-to-write 1 >/dev/null
 r doctor --json
 check "min-replicas-to-write 1: replication ok" test "$(verdict_of "$OUT" replication)" = ok

@@ -2,6 +2,10 @@
 # Steady state: one round trip (one EVALSHA) per acquire, renew and release. Each
 # new connection also says HELLO 2 (to learn the server's version and whether it
 # is a Cluster), in the same write as its first request: a command, not a round trip.
+# acquire, run and renew also ask INFO replication in that write (issue 24: how many
+# replicas the primary has, for the default replica sync): a command, not a round
+# trip; a server without replicas gets no WAIT. With --sync-replicas given (0 or N),
+# no INFO.
 # INFO commandstats counts EVALSHA calls (Redis 7 also counts the commands a script
 # runs, so those are allowed when the scripts in lua/ call them); MONITOR shows what the
 # client itself sent (script-internal commands are tagged [N lua] there).
@@ -66,12 +70,22 @@ kill "$mon" 2>/dev/null
 client_cmds=$(sed -n '/start-marker/,/end-marker/p' "$TEST_TMP/monitor" | grep -v -e marker -e ' lua\] ' | awk '{print toupper($4)}' | tr -d '"' | tr '\n' ' ')
 lua_cmds=$(sed -n '/start-marker/,/end-marker/p' "$TEST_TMP/monitor" | grep -c ' lua\] ')
 echo "  MONITOR: client commands for acquire+release: ${client_cmds:-none}(script-internal: $lua_cmds)"
-check "MONITOR: the client sent exactly HELLO EVALSHA HELLO EVALSHA" test "$client_cmds" = "HELLO EVALSHA HELLO EVALSHA "
+check "MONITOR: the client sent exactly HELLO INFO EVALSHA HELLO EVALSHA (no WAIT: no replicas)" \
+  test "$client_cmds" = "HELLO INFO EVALSHA HELLO EVALSHA "
 
 # HELLO and the first request leave in one write: both are sent before any reply is read.
 r -v acquire RT5 --owner o
-order=$(grep -o '^rlock: [<>] [A-Z]*' <<<"$ERR" | head -4 | awk '{print $2 $3}' | tr '\n' ' ')
-check "HELLO rides with the first request: sent HELLO, EVALSHA, then read two replies ($order)" \
-  test "$order" = ">HELLO >EVALSHA < < "
+order=$(grep -o '^rlock: [<>] [A-Z]*' <<<"$ERR" | head -6 | awk '{print $2 $3}' | tr '\n' ' ')
+check "HELLO and INFO ride with the first request: sent HELLO, INFO, EVALSHA, then read three replies ($order)" \
+  test "$order" = ">HELLO >INFO >EVALSHA < < < "
+for off in "--sync-replicas 0" "--sync-replicas 1/100ms"; do
+  # shellcheck disable=SC2086
+  r -v acquire RT6 --owner o $off
+  sent=$(grep -o '^rlock: > [A-Z]*' <<<"$ERR" | awk '{print $3}' | tr '\n' ' ')
+  check "$off: no INFO asked (sent: $sent)" eval '! grep -qw INFO <<<"$sent"'
+done
+RLOCK_SYNC_REPLICAS=0 r -v acquire RT6 --owner o
+check "RLOCK_SYNC_REPLICAS=0: no INFO asked" eval '! grep -q "^rlock: > INFO" <<<"$ERR"'
+r release RT6 --owner o --all
 
 finish

@@ -118,7 +118,9 @@ check "renewals reached the new primary: PTTL seen by CMD at its end > 1000 ($(c
 echo "  after the run: FO1 on the new primary $NEW: EXISTS $(ccli "$NEW" EXISTS FO1);" \
   "on the old primary $OLD ($(role_of "$OLD")): EXISTS $(ccli "$OLD" EXISTS FO1)"
 check "FO1 is released on the new primary" wait_until 2 off "$NEW" FO1
-check "no 'rlock: ' error on stderr" eval '! grep -v "^rlock: warning: " "$T.err" | grep -q "^rlock: "'
+# (during the failover a renewal may go unacknowledged by a replica: with the default
+# replica sync, issue 24, that is a warning, then "renewing ... again": not errors)
+check "no 'rlock: ' error on stderr" eval '! grep -v -e "^rlock: warning: " -e "^rlock: renewing .* again" "$T.err" | grep -q "^rlock: "'
 [ -s "$T.err" ] && sed 's/^/  run stderr: /' "$T.err" | head -n 5
 
 check "the set settles: $NEW primary, $OLD its replica" settle_after_failover "$NEW" "$OLD"

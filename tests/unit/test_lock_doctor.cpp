@@ -71,7 +71,11 @@ TEST_CASE("doctor: no persistence is unsafe, snapshots only a warning") {
 TEST_CASE("doctor: replicas without min-replicas-to-write, a far clock: warnings") {
   auto facts = healthy();
   facts.connected_replicas = 2;
-  CHECK(about(judge_server(facts), "replication").verdict == rlock::lock::Verdict::warning);
+  CHECK(about(judge_server(facts), "replication").verdict == rlock::lock::Verdict::warning); // rlock's replica sync off
+  facts.replica_sync = "one replica's acknowledgement (the default)";
+  CHECK(about(judge_server(facts), "replication").verdict == rlock::lock::Verdict::ok);
+  CHECK(about(judge_server(facts), "replication").setting.find("rlock waits for one replica") != std::string::npos);
+  facts.replica_sync.clear();
   facts.min_replicas_to_write = 1;
   CHECK(about(judge_server(facts), "replication").verdict == rlock::lock::Verdict::ok);
   facts.clock_offset_ms = -5000;

@@ -184,7 +184,7 @@ lock::AcquireRequest lock_request(const Context& ctx, lock::HolderInfo info) {
   request.info = std::move(info);
   request.wait = inv.wait;
   request.own_token = inv.owner.empty();
-  request.sync = inv.global.sync_replicas;
+  request.sync = sync_for(inv.global, request.lease);
   return request;
 }
 
@@ -316,7 +316,7 @@ int cmd_release(Context& ctx) {
 int cmd_renew(Context& ctx) {
   const auto& inv = ctx.inv;
   auto renewed = lock::renew_all(*ctx.store, ctx.locks, inv.mode.mode, inv.owner, inv.ttl.value_or(Millis(0)),
-                                 redis::RetryPolicy::Mode::one_shot, inv.global.sync_replicas);
+                                 redis::RetryPolicy::Mode::one_shot, sync_for(inv.global, inv.ttl.value_or(k_default_lease)));
   return per_lock_outcome<lock::RenewResult>(ctx, renewed.results, renewed.errors, "renewed",
                                              [](nlohmann::json& doc, const lock::RenewResult& result) {
                                                doc["ttl_ms"] = result.lease.count();
@@ -477,7 +477,8 @@ constexpr int k_doctor_schema = 1;
 
 int cmd_doctor(Context& ctx) {
   std::vector<lock::Finding> findings;
-  for (const auto& facts : ctx.store->survey()) {
+  for (auto facts : ctx.store->survey()) {
+    facts.replica_sync = describe_sync(ctx.inv.global);
     auto more = lock::judge_server(facts);
     findings.insert(findings.end(), more.begin(), more.end());
   }
@@ -618,7 +619,8 @@ constexpr Subcommand k_subcommands[] = {
     {.name = "acquire",
      .summary = "Take a lock (or re-enter it) and print the owner token",
      .handler = cmd_acquire,
-     .takes_lock_names = true},
+     .takes_lock_names = true,
+     .writes_leases = true},
     {.name = "release",
      .summary = "Release one level of a lock (or all with --all)",
      .handler = cmd_release,
@@ -628,7 +630,8 @@ constexpr Subcommand k_subcommands[] = {
      .summary = "Extend the lease of a lock you hold",
      .handler = cmd_renew,
      .needs_owner = true,
-     .takes_lock_names = true},
+     .takes_lock_names = true,
+     .writes_leases = true},
     {.name = "status", .summary = "Show who holds locks, since when and for how long", .handler = cmd_status},
     {.name = "force-unlock",
      .summary = "Remove a lock whoever holds it (clears a dead holder)",
@@ -638,7 +641,8 @@ constexpr Subcommand k_subcommands[] = {
      .summary = "Hold a lock while a command runs: acquire, renew, release",
      .handler = cmd_run,
      .takes_command = true,
-     .takes_lock_names = true},
+     .takes_lock_names = true,
+     .writes_leases = true},
     {.name = "history",
      .summary = "Show a lock's past: who held it, for how long, how it ended",
      .handler = cmd_history,
@@ -685,6 +689,17 @@ int execute(const Invocation& inv, std::string& context) {
     if (tls->insecure) {
       log::warning("--tls-insecure: the server's certificate is not verified");
     }
+  }
+  // The default replica sync needs each primary's replica count: INFO replication with the
+  // handshake (same round trip), only for the commands that acquire or renew.
+  const bool syncs = inv.sub->writes_leases;
+  for (auto& endpoint : endpoints) {
+    endpoint.learn_replicas = syncs && inv.global.sync_replicas.automatic;
+  }
+  if (const auto sync = describe_sync(inv.global); sync.empty()) {
+    log::debug("replica sync: off ({}=0): acquire and renew do not wait for replicas", inv.global.sync_source);
+  } else {
+    log::debug("replica sync: {}", sync);
   }
   redis::Timeouts timeouts{inv.global.connect_timeout, inv.global.io_timeout};
   if (endpoints.size() > 1) {

@@ -211,7 +211,8 @@ std::unique_ptr<App> make_app() {
       ->type_name("DUR");
   app.add_option("--sync-replicas", raw.sync_replicas,
                  "After acquire and each renewal, wait until N replicas have the lock, at most DUR "
-                 "(default 1s); fewer: exit 69 (default: no wait)")
+                 "(default 1s); fewer: exit 69. Default: 1 replica within a tenth of the TTL (at most 1s) "
+                 "when the primary has replicas, none without; 0: no wait (env RLOCK_SYNC_REPLICAS)")
       ->type_name("N[/DUR]");
   app.add_option("--tls-ca-file", raw.tls_ca_file,
                  "TLS: trust the CAs of this PEM file instead of the system's (env RLOCK_TLS_CA_FILE)")
@@ -385,23 +386,20 @@ void reject_empty_values(const CLI::App& app) {
   }
 }
 
-// --sync-replicas N[/DUR]
-redis::SyncReplicas parse_sync_replicas(const std::string& text) {
+// --sync-replicas N[/DUR] (or RLOCK_SYNC_REPLICAS, named by `source`)
+redis::SyncReplicas parse_sync_replicas(const std::string& text, const char* source) {
   redis::SyncReplicas sync;
-  if (text.empty()) {
-    return sync;
-  }
   auto slash = text.find('/');
   std::string count = text.substr(0, slash);
   int value = -1;
   auto [ptr, ec] = std::from_chars(count.data(), count.data() + count.size(), value);
   if (ec != std::errc() || ptr != count.data() + count.size() || value < 0 || value > 1000) {
-    throw UsageError(fmt::format("--sync-replicas: '{}' is not N or N/DUR (N: 0-1000 replicas, e.g. 1/500ms)",
-                                 printable(text)));
+    throw UsageError(fmt::format("{}: '{}' is not N or N/DUR (N: 0-1000 replicas, e.g. 1/500ms; 0: no wait)",
+                                 source, printable(text)));
   }
   sync.count = value;
   if (slash != std::string::npos) {
-    sync.timeout = parse_duration(text.substr(slash + 1), "--sync-replicas");
+    sync.timeout = parse_duration(text.substr(slash + 1), source);
   }
   return sync;
 }
@@ -632,7 +630,13 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
         fmt::format("--conflict-exit-code: {} is not an exit code (0-255)", raw.conflict_exit_code));
   }
   g.conflict_exit_code = raw.conflict_exit_code;
-  g.sync_replicas = parse_sync_replicas(raw.sync_replicas);
+  if (!raw.sync_replicas.empty()) {
+    g.sync_replicas = parse_sync_replicas(raw.sync_replicas, "--sync-replicas");
+    g.sync_source = "--sync-replicas";
+  } else if (const char* sync = env("RLOCK_SYNC_REPLICAS"); sync != nullptr && *sync != '\0') {
+    g.sync_replicas = parse_sync_replicas(sync, "RLOCK_SYNC_REPLICAS");
+    g.sync_source = "RLOCK_SYNC_REPLICAS";
+  }
 
   inv.names = raw.names;
   if (!raw.watch.empty()) {
@@ -923,6 +927,23 @@ std::vector<std::string> all_long_flags() {
   std::sort(flags.begin(), flags.end());
   flags.erase(std::unique(flags.begin(), flags.end()), flags.end());
   return flags;
+}
+
+redis::SyncReplicas sync_for(const GlobalOptions& global, Millis ttl) {
+  return global.sync_replicas.automatic ? redis::SyncReplicas::automatic_for(ttl) : global.sync_replicas;
+}
+
+std::string describe_sync(const GlobalOptions& global) {
+  const auto& sync = global.sync_replicas;
+  if (sync.automatic) {
+    return "one replica's acknowledgement within a tenth of the TTL (at most 1s) where the primary has "
+           "replicas, none without (the default; --sync-replicas 0 or RLOCK_SYNC_REPLICAS=0 turns it off)";
+  }
+  if (sync.count <= 0) {
+    return {};
+  }
+  return fmt::format("{} replica acknowledgement{} within {} ({})", sync.count, sync.count == 1 ? "" : "s",
+                     format_duration(sync.timeout), global.sync_source);
 }
 
 } // namespace rlock::cli

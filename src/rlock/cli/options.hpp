@@ -17,6 +17,14 @@
 
 namespace rlock::cli {
 
+struct GlobalOptions;
+// What acquire and renew ask of replicas for a lease `ttl`: --sync-replicas or
+// RLOCK_SYNC_REPLICAS as given, else the automatic default for `ttl`.
+redis::SyncReplicas sync_for(const GlobalOptions& global, Millis ttl);
+// For `status -v`, `doctor`: which replica sync acquire and renew apply and
+// where it comes from; "" when it is off.
+std::string describe_sync(const GlobalOptions& global);
+
 struct GlobalOptions {
   std::vector<std::string> urls; // as given (flags or environment), never empty
   std::optional<std::string> password_file;
@@ -25,7 +33,11 @@ struct GlobalOptions {
   bool json = false;
   log::Level level = log::Level::normal;
   int conflict_exit_code = k_default_conflict_exit_code;
-  redis::SyncReplicas sync_replicas; // --sync-replicas; count 0: none
+  // --sync-replicas, else RLOCK_SYNC_REPLICAS; neither: automatic (the default
+  // of issue 24: one replica's acknowledgement where the primary has replicas;
+  // its timeout comes from the lease, see sync_for). count 0: none.
+  redis::SyncReplicas sync_replicas{1, Millis(1000), true};
+  std::string sync_source; // "--sync-replicas", "RLOCK_SYNC_REPLICAS" or "" (the default)
   // --tls-* (else RLOCK_TLS_*), for every URL that uses TLS; set only when
   // one does (rediss://, rediss-sentinel://).
   std::optional<redis::TlsOptions> tls;

@@ -22,6 +22,9 @@ struct Subcommand {
   // their keys made before the handler runs. False: names only shown
   // (status), or none taken.
   bool takes_lock_names = false;
+  // It takes or renews locks (acquire, run, renew): the default replica sync
+  // applies, so the handshake also counts each primary's replicas.
+  bool writes_leases = false;
 };
 
 // Every subcommand, in the order help lists them.

@@ -49,9 +49,9 @@ AcquireResult decode_acquire(const redis::EvalReply& answer, TimePoint sent_at);
 ReleaseResult decode_release(const redis::Reply& reply);
 
 // The answer every renew script gives: {1, lease_ms}, or owner_check's. A
-// renewal that fewer replicas acknowledged than `sync` asks throws
-// RedisError(unsynced).
-RenewResult decode_renew(const redis::EvalReply& answer, const redis::SyncReplicas& sync);
+// renewal that fewer replicas acknowledged than answer.required asks throws
+// RedisError(unsynced): not confirmed (the lease clock decides, never accepted).
+RenewResult decode_renew(const redis::EvalReply& answer);
 
 // A release message sent with `used` (PUBLISH) by a request that went out before
 // the client knew it talks to a Redis 7+ Cluster (the first request on a new
@@ -61,14 +61,17 @@ RenewResult decode_renew(const redis::EvalReply& answer, const redis::SyncReplic
 void publish_again_if_sharded(redis::Client& client, const LockKeys& keys, const std::string& used,
                               const std::string& channel, const std::string& message);
 
-// "0 of 1 replicas acknowledged it within 1s (--sync-replicas)"
-std::string unsynced_phrase(long long acked, const redis::SyncReplicas& sync);
+// "0 of 1 replicas acknowledged it within 1s (--sync-replicas)"; for the
+// default (required.automatic): "no replica acknowledged it within 100ms (...)".
+std::string unsynced_phrase(long long acked, const redis::SyncReplicas& required);
 
 // After an acquisition (`result`, from decode_acquire) that fewer replicas
-// acknowledged than --sync-replicas asks: undoes it (one level, owner-checked,
-// through lock::release with the request's mode) and throws
+// acknowledged than the client required of it (answer.required: --sync-replicas,
+// or the default on a primary with replicas): undoes it (one level,
+// owner-checked, through lock::release with the request's mode) and throws
 // RedisError(unsynced). Returns when nothing is to do (busy, or synced enough).
-void undo_if_unsynced(redis::Client& client, const AcquireRequest& request, const AcquireResult& result);
+void undo_if_unsynced(redis::Client& client, const AcquireRequest& request, const AcquireResult& result,
+                      const redis::EvalReply& answer);
 
 // The busy answer shared by every acquire script: {0, holder, pttl, type, meta, mode}
 // (meta: a raw holder record, '' or false; mode: the layout it is held in when

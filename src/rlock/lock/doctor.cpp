@@ -225,12 +225,22 @@ std::vector<Finding> judge_server(const ServerFacts& facts) {
           finding(facts, "replication", fmt::format("{} replicas", *facts.connected_replicas), Verdict::warning,
                   fmt::format("cannot check min-replicas-to-write: {}",
                               facts.config_error.empty() ? "CONFIG GET says nothing" : facts.config_error)));
+    } else if (*facts.min_replicas_to_write == 0 && !facts.replica_sync.empty()) {
+      out.push_back(finding(
+          facts, "replication",
+          fmt::format("{} replicas, min-replicas-to-write 0; rlock waits for {}", *facts.connected_replicas,
+                      facts.replica_sync),
+          Verdict::ok,
+          "a lock is taken or renewed only once a replica has it; still lost if a failover promotes a replica "
+          "that did not acknowledge it (WAIT is best effort)"));
     } else if (*facts.min_replicas_to_write == 0) {
       out.push_back(
           finding(facts, "replication",
-                  fmt::format("{} replicas, min-replicas-to-write 0", *facts.connected_replicas), Verdict::warning,
+                  fmt::format("{} replicas, min-replicas-to-write 0; rlock's replica sync is off",
+                              *facts.connected_replicas),
+                  Verdict::warning,
                   "replication is asynchronous: a failover can promote a replica that never got a lock; set "
-                  "min-replicas-to-write or use --sync-replicas"));
+                  "min-replicas-to-write or drop --sync-replicas 0 / RLOCK_SYNC_REPLICAS=0"));
     } else {
       out.push_back(finding(facts, "replication",
                             fmt::format("{} replicas, min-replicas-to-write {}", *facts.connected_replicas,

@@ -24,6 +24,9 @@ struct ServerFacts {
   std::string config_error; // why CONFIG GET failed, e.g. "no permission (NOPERM ...)"
   std::string role;         // INFO replication: "master" / "slave"
   std::optional<long long> connected_replicas;
+  // Not read from the server: what rlock's acquire and renew ask of replicas
+  // (cli::describe_sync); "" when off (--sync-replicas 0, RLOCK_SYNC_REPLICAS=0).
+  std::string replica_sync;
   std::optional<long long> clock_offset_ms; // server TIME minus this host's clock
   std::string time_error;
 };

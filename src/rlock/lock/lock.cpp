@@ -242,7 +242,7 @@ RenewResult exclusive_renew(redis::Client& client, const LockKeys& keys, const s
   std::vector<std::string> script_keys{keys.name};
   std::vector<std::string> args{owner, ms(lease)};
   with_history(script_keys, args, keys);
-  return decode_renew(run_script(client, scope, scripts::renew, script_keys, args, sync), sync);
+  return decode_renew(run_script(client, scope, scripts::renew, script_keys, args, sync));
 }
 
 // Calls the function of the layout `mode`'s holds live in: `exclusive` for the
@@ -292,9 +292,14 @@ redis::EvalReply run_script(redis::Client& client, const redis::RetryScope& scop
   return result;
 }
 
-std::string unsynced_phrase(long long acked, const redis::SyncReplicas& sync) {
-  return fmt::format("{} of {} replicas acknowledged it within {} (--sync-replicas)", acked, sync.count,
-                     format_duration(sync.timeout));
+std::string unsynced_phrase(long long acked, const redis::SyncReplicas& required) {
+  if (required.automatic) {
+    return fmt::format("no replica acknowledged it within {} (the primary has replicas: one must confirm "
+                       "each lock by default; --sync-replicas 0 turns it off)",
+                       format_duration(required.timeout));
+  }
+  return fmt::format("{} of {} replicas acknowledged it within {} (--sync-replicas)", acked, required.count,
+                     format_duration(required.timeout));
 }
 
 const redis::Reply& element(const redis::Reply& reply, std::size_t i) {
@@ -326,9 +331,11 @@ OwnerCheck owner_check(long long code) {
   }
 }
 
-void undo_if_unsynced(redis::Client& client, const AcquireRequest& request, const AcquireResult& result) {
-  const long long acked = result.replicas_acked;
-  if (!result.acquired || request.sync.count <= 0 || acked >= request.sync.count) {
+void undo_if_unsynced(redis::Client& client, const AcquireRequest& request, const AcquireResult& result,
+                      const redis::EvalReply& answer) {
+  const long long acked = answer.acked;
+  const redis::SyncReplicas& required = answer.required;
+  if (!result.acquired || required.count <= 0 || acked >= required.count) {
     return;
   }
   // Undo exactly what this acquisition added (one level), owner-checked.
@@ -338,7 +345,7 @@ void undo_if_unsynced(redis::Client& client, const AcquireRequest& request, cons
   } catch (const RedisError& e) {
     undone = fmt::format("releasing it failed ({}): release with --owner {}", e.what(), request.owner);
   }
-  throw RedisError(RedisErrorKind::unsynced, fmt::format("{}; {}", unsynced_phrase(acked, request.sync), undone));
+  throw RedisError(RedisErrorKind::unsynced, fmt::format("{}; {}", unsynced_phrase(acked, required), undone));
 }
 
 AcquireResult decode_acquire(const redis::EvalReply& answer, TimePoint sent_at) {
@@ -372,7 +379,7 @@ ReleaseResult decode_release(const redis::Reply& reply) {
   return result;
 }
 
-RenewResult decode_renew(const redis::EvalReply& answer, const redis::SyncReplicas& sync) {
+RenewResult decode_renew(const redis::EvalReply& answer) {
   const auto& reply = answer.reply;
   RenewResult result;
   result.check = owner_check(element(reply, 0).as_integer());
@@ -383,9 +390,9 @@ RenewResult decode_renew(const redis::EvalReply& answer, const redis::SyncReplic
     return result;
   }
   result.lease = Millis(element(reply, 1).as_integer());
-  if (sync.count > 0 && answer.acked < sync.count) {
+  if (answer.required.count > 0 && answer.acked < answer.required.count) {
     throw RedisError(RedisErrorKind::unsynced,
-                     fmt::format("renewed, but {}", unsynced_phrase(answer.acked, sync)));
+                     fmt::format("renewed, but {}", unsynced_phrase(answer.acked, answer.required)));
   }
   return result;
 }
@@ -458,7 +465,7 @@ AcquireResult try_acquire(redis::Client& client, const AcquireRequest& request, 
   with_history(script_keys, args, keys, acquisition_history(request));
   auto answer = run_script(client, scope, scripts::acquire, script_keys, args, request.sync);
   auto result = decode_acquire(answer, sent_at);
-  undo_if_unsynced(client, request, result);
+  undo_if_unsynced(client, request, result, answer);
   return result;
 }
 

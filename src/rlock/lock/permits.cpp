@@ -49,7 +49,7 @@ AcquireResult permit_try_acquire(redis::Client& client, const AcquireRequest& re
                     request.mode.limit, quote(keys.name), total, held));
   }
   AcquireResult result = decode_acquire(answer, sent_at);
-  undo_if_unsynced(client, request, result);
+  undo_if_unsynced(client, request, result, answer);
   if (!result.acquired && result.holder.type == "semaphore" && result.holder.ttl.count() >= 0) {
     // Every permit is held: look again when the first of their leases ends (a
     // crashed holder's permit returns then, and nobody publishes it).
@@ -86,7 +86,7 @@ RenewResult permit_renew(redis::Client& client, const LockKeys& keys, const std:
   std::vector<std::string> script_keys{keys.name, keys.permit_timeouts, keys.permit_channel, keys.permit_records};
   std::vector<std::string> args{owner, ms(lease), client.publish_command()};
   with_history(script_keys, args, keys);
-  return decode_renew(run_script(client, scope, scripts::permit_renew, script_keys, args, sync), sync);
+  return decode_renew(run_script(client, scope, scripts::permit_renew, script_keys, args, sync));
 }
 
 } // namespace rlock::lock

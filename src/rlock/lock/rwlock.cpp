@@ -43,7 +43,7 @@ AcquireResult rw_try_acquire(redis::Client& client, const AcquireRequest& reques
   with_history(script_keys, args, keys, acquisition_history(request));
   auto answer = run_script(client, scope, scripts::rw_acquire, script_keys, args, request.sync);
   AcquireResult result = decode_acquire(answer, sent_at);
-  undo_if_unsynced(client, request, result);
+  undo_if_unsynced(client, request, result, answer);
   const auto& reply = answer.reply;
   if (result.acquired) {
     return result;
@@ -85,7 +85,7 @@ RenewResult rw_renew(redis::Client& client, const LockKeys& keys, Mode mode, con
   std::vector<std::string> script_keys{keys.name};
   std::vector<std::string> args{owner, ms(lease), std::string(side_of(mode)), keys.reader_prefix};
   with_history(script_keys, args, keys);
-  return decode_renew(run_script(client, scope, scripts::rw_renew, script_keys, args, sync), sync);
+  return decode_renew(run_script(client, scope, scripts::rw_renew, script_keys, args, sync));
 }
 
 void rw_leave(redis::Client& client, const LockKeys& keys, const std::string& owner) noexcept {

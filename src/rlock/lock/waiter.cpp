@@ -364,6 +364,7 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
   std::optional<RedisError> failed; // the last attempt's error, when it is waited out (quorum)
   TimePoint answered_at = Clock::now();
   TimePoint next_display = answered_at;
+  int unsynced_tries = 0; // attempts a replica did not confirm (issue 24)
   // Bounded: each step either ends the loop, or moves the plan towards its
   // deadline (a wait, a pause inside a retry) or makes an attempt after a
   // subscription or a release message.
@@ -388,6 +389,17 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
         failed.reset();
         result = std::move(answer);
       } catch (const RedisError& e) {
+        if (e.kind() == RedisErrorKind::unsynced && request.wait) {
+          // No replica confirmed it (it was undone): a waiter tries again within
+          // its -w, after RetryPolicy's pause (the plan still has the attempt due).
+          const TimePoint retry_at = Clock::now() + redis::RetryPolicy::pause_after(++unsynced_tries);
+          if (retry_at >= plan.deadline()) {
+            throw;
+          }
+          log::debug("{}; trying again", e.what());
+          pause_or_interrupt(signals, retry_at);
+          break;
+        }
         if (!on.quorum || e.kind() != RedisErrorKind::quorum) {
           throw; // denied, or a broken server: waiting cannot help
         }

@@ -64,6 +64,7 @@ Client Client::fresh(std::optional<Millis> cap) const {
   copy.m_mode = m_mode;
   copy.m_sharded = m_sharded;
   copy.m_primary = m_primary;
+  copy.m_sentinel_replicas = m_sentinel_replicas;
   copy.m_masters = m_masters;
   copy.m_slot_master = m_slot_master;
   copy.m_map_stale = m_map_stale;
@@ -121,7 +122,26 @@ void Client::resolve_primary() {
                                            : std::make_unique<Connection>(candidates[i], m_timeouts);
     for (int login = 0; login < 2; ++login) {
       try {
-        auto reply = conn->command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", m_target.master});
+        Reply reply;
+        if (m_target.learn_replicas) {
+          // The replicas the sentinels know (same round trip): one whose link
+          // to the primary is down (PSYNC refused, cut off) is not among the
+          // primary's connected_slaves, yet the sentinels may promote it.
+          try {
+            auto replies = conn->pipeline({{"SENTINEL", "GET-MASTER-ADDR-BY-NAME", m_target.master},
+                                           {"SENTINEL", "SLAVES", m_target.master}});
+            reply = std::move(replies[0]);
+            m_sentinel_replicas = sentinel_replicas(replies[1]);
+          } catch (const RedisError& e) {
+            if (socket_error(e.kind()) || e.kind() == RedisErrorKind::auth) {
+              throw;
+            }
+            m_sentinel_replicas.reset(); // SENTINEL SLAVES refused: the primary's count alone
+            reply = conn->command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", m_target.master});
+          }
+        } else {
+          reply = conn->command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", m_target.master});
+        }
         if (reply.is_nil()) {
           why = fmt::format("sentinel {} does not know a master named {}", conn->describe(),
                             quote(m_target.master));
@@ -268,13 +288,70 @@ Endpoint Client::node_for(std::uint16_t slot) {
   return m_target;
 }
 
+SyncReplicas SyncReplicas::automatic_for(Millis ttl) {
+  return SyncReplicas{1, automatic_sync_timeout(ttl), true};
+}
+
+Millis automatic_sync_timeout(Millis ttl) {
+  return std::clamp(ttl / 10, Millis(1), Millis(1000));
+}
+
+std::optional<long long> sentinel_replicas(const Reply& reply) {
+  if (!reply.is_array()) {
+    return std::nullopt;
+  }
+  long long count = 0;
+  for (const auto& replica : reply.elements) {
+    if (!replica.is_array()) {
+      return std::nullopt;
+    }
+    std::string_view flags, role;
+    for (std::size_t i = 0; i + 1 < replica.elements.size(); i += 2) {
+      const auto& key = replica.elements[i];
+      const auto& value = replica.elements[i + 1];
+      if (key.type != Reply::Type::string || value.type != Reply::Type::string) {
+        continue;
+      }
+      if (key.str == "flags") {
+        flags = value.str;
+      } else if (key.str == "role-reported") {
+        role = value.str;
+      }
+    }
+    // Down or disconnected: not promotable. Reporting itself a master: an old
+    // primary the sentinels have not reconfigured yet after a failover (it
+    // acknowledges nothing until it has; counting it would fail every write).
+    if (role == "slave" && flags.find("s_down") == std::string_view::npos &&
+        flags.find("o_down") == std::string_view::npos && flags.find("disconnected") == std::string_view::npos) {
+      ++count;
+    }
+  }
+  return count;
+}
+
+std::optional<long long> Client::replicas_of(std::optional<long long> primary_count) const {
+  if (!m_target.is_sentinel() || !m_sentinel_replicas) {
+    return primary_count;
+  }
+  return std::max(primary_count.value_or(0), *m_sentinel_replicas);
+}
+
+SyncReplicas required_sync(const SyncReplicas& asked, std::optional<long long> replicas) {
+  if (!asked.automatic) {
+    return asked.count > 0 ? asked : SyncReplicas{0, asked.timeout, false};
+  }
+  if (replicas && *replicas > 0) {
+    return SyncReplicas{1, asked.timeout, true};
+  }
+  return SyncReplicas{0, asked.timeout, true};
+}
+
 EvalReply Client::eval(const Script& script, const std::vector<std::string>& keys,
                        const std::vector<std::string>& args, const SyncReplicas& sync) {
   const Argv evalsha = evalsha_argv(script, keys, args);
-  std::vector<Argv> after;
-  if (sync.count > 0) {
-    after.push_back({"WAIT", std::to_string(sync.count), std::to_string(sync.timeout.count())});
-  }
+  const auto wait_argv = [](const SyncReplicas& required) {
+    return Argv{"WAIT", std::to_string(required.count), std::to_string(required.timeout.count())};
+  };
   const std::uint16_t slot = hash_slot(keys.front());
   std::optional<HostPort> asked; // ASK: the next try goes there, once
   for (int hop = 0;; ++hop) {
@@ -286,12 +363,42 @@ EvalReply Client::eval(const Script& script, const std::vector<std::string>& key
     asked.reset();
     Connection& conn = connection(node);
     try {
-      auto replies =
-          eval_batch(conn, script, evalsha, before, after, sync.count > 0 ? sync.timeout : Millis(0));
+      // What this primary needs, from what is known before sending (an
+      // automatic sync on a connection whose handshake rides with this
+      // request knows nothing yet: see below).
+      conn.ensure_connected(); // a login handshake (password, db) learns the replicas now
+      const bool handshake = conn.handshake_next();
+      const auto& known = conn.known_info();
+      SyncReplicas required = required_sync(sync, replicas_of(handshake ? std::nullopt : known.replicas));
+      std::vector<Argv> after;
+      if (required.count > 0) {
+        after.push_back(wait_argv(required));
+      }
+      const bool refresh = sync.automatic && !handshake && !known.role_refused &&
+                           Clock::now() - known.replicas_at >= k_replicas_refresh;
+      if (refresh) {
+        after.push_back({"INFO", "replication"}); // after WAIT: the count for the next request
+      }
+      auto replies = eval_batch(conn, script, evalsha, before, after,
+                                required.count > 0 ? required.timeout : Millis(0));
       learn_mode(conn);
-      EvalReply result{std::move(replies.front()), -1};
-      if (sync.count > 0) {
-        result.acked = replies.back().as_integer();
+      EvalReply result{std::move(replies.front()), -1, required};
+      if (required.count > 0) {
+        result.acked = replies[1].as_integer();
+      }
+      if (refresh) {
+        conn.take_replication(replies.back());
+      }
+      if (required.count == 0 && sync.automatic) {
+        // The count may have arrived with this request (INFO replication in its handshake,
+        // or the refresh): a primary found to have replicas gets its WAIT now,
+        // on the same connection, so it covers this write. One more round
+        // trip, only where there are replicas.
+        SyncReplicas late = required_sync(sync, replicas_of(conn.known_info().replicas));
+        if (late.count > 0) {
+          result.required = late;
+          result.acked = conn.pipeline({wait_argv(late)}, late.timeout).front().as_integer();
+        }
       }
       return result;
     } catch (const RedisError& e) {

@@ -14,16 +14,49 @@
 namespace rlock::redis {
 
 // --sync-replicas N[/DUR]: after a write, WAIT until N replicas acknowledge it,
-// at most DUR. count 0: no WAIT.
+// at most DUR. count 0 and not `automatic`: no WAIT (what every request other
+// than acquire and renew passes).
+//
+// `automatic` (the default of acquire and renew, issue 24; `--sync-replicas 0`
+// or RLOCK_SYNC_REPLICAS=0 turns it off): the rule of required_sync() decides
+// per primary from the replicas it has; count is then 1 and timeout
+// automatic_sync_timeout(ttl).
 struct SyncReplicas {
   int count = 0;
   Millis timeout{1000};
+  bool automatic = false;
+
+  // The default of acquire and renew for a lock of lease `ttl`.
+  static SyncReplicas automatic_for(Millis ttl);
 };
+
+// How long the default waits for a replica's acknowledgement: a tenth of the
+// lease, at most 1 s and at least 1 ms (WAIT 0 would wait forever). Pure.
+Millis automatic_sync_timeout(Millis ttl);
+
+// The one decision of issue 24: what WAIT a write of a request asking `asked`
+// needs on a primary with `replicas` connected replicas (INFO replication's
+// connected_slaves, learnt with the
+// connection's handshake and refreshed with later requests; nullopt: not known
+// yet, or INFO refused). Explicit (--sync-replicas N[/DUR], N > 0): as asked;
+// off (count 0, not automatic): none; automatic: 1 acknowledgement within the
+// automatic timeout when replicas > 0, none when 0 or unknown. A count of 0
+// is a fact of the moment: a replica that attaches later is seen by the next
+// request that learns the count again (at most k_replicas_refresh later). Pure.
+SyncReplicas required_sync(const SyncReplicas& asked, std::optional<long long> replicas);
+
+// Sentinel: the replicas a SENTINEL SLAVES reply lists that report the replica
+// role and are neither down (s_down, o_down) nor disconnected: those a failover
+// may promote, whether or not their link to the primary is up (an old primary
+// not reconfigured yet still reports master: not counted). nullopt for
+// anything else. Pure.
+std::optional<long long> sentinel_replicas(const Reply& reply);
 
 // The replies of a routed script request.
 struct EvalReply {
   Reply reply;
-  long long acked = -1; // replicas that acknowledged (WAIT), -1 without --sync-replicas
+  long long acked = -1; // replicas that acknowledged (WAIT), -1 when no WAIT was needed
+  SyncReplicas required; // what required_sync() asked of this write (count 0: no WAIT)
 };
 
 // The one way rlock talks to a deployment: a standalone server, a Redis Cluster
@@ -45,6 +78,9 @@ struct EvalReply {
 class Client {
 public:
   static constexpr int k_max_hops = 5;
+  // An automatic sync asks INFO replication again (riding with the request) when the
+  // primary's replica count is older than this (a `run`'s renewals).
+  static constexpr Millis k_replicas_refresh{1000};
 
   Client(Endpoint target, Timeouts timeouts);
   Client(Client&&) noexcept;
@@ -56,7 +92,12 @@ public:
   Client fresh(std::optional<Millis> cap = std::nullopt) const;
 
   // Runs `script` on the primary serving keys.front()'s slot (all keys of a
-  // request share it). With sync.count > 0, WAIT follows in the same round trip.
+  // request share it). WAIT follows when required_sync(sync, the primary's
+  // replicas) asks for it: in the same round trip when the replica count is
+  // known before sending; in a second one (same connection, so WAIT covers this
+  // write) when the count arrived only with this request's handshake.
+  // An automatic sync also refreshes the count (INFO replication, same round trip)
+  // when it is older than k_replicas_refresh.
   EvalReply eval(const Script& script, const std::vector<std::string>& keys,
                  const std::vector<std::string>& args, const SyncReplicas& sync = {});
 
@@ -107,6 +148,9 @@ private:
   enum class Mode { unknown, standalone, cluster };
 
   Endpoint node_for(std::uint16_t slot);
+  // The replica count required_sync() gets: the primary's own (INFO
+  // replication), and on Sentinel at least the replicas the sentinels list.
+  std::optional<long long> replicas_of(std::optional<long long> primary_count) const;
   Connection& connection(const Endpoint& node);
   void learn_mode(Connection& conn);
   void learn_sharding(Connection& conn);
@@ -120,6 +164,7 @@ private:
   bool m_sharded = false;                  // Cluster with sharded pub/sub (Redis 7+)
   std::optional<HostPort> m_primary;       // Sentinel: the primary they named
   std::unique_ptr<Connection> m_sentinel;  // Sentinel: the last one that answered
+  std::optional<long long> m_sentinel_replicas; // Sentinel: sentinel_replicas() at the last resolve
   std::vector<HostPort> m_masters;         // Cluster: primaries of the slot map
   std::vector<std::int16_t> m_slot_master; // slot -> index in m_masters (-1: unknown); empty: no map
   bool m_map_stale = false;

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <utility>
 
@@ -357,7 +358,55 @@ std::vector<Argv> Connection::hello_commands() const {
   if (m_endpoint.identify) {
     out.push_back({"INFO", "server"});
   }
+  if (m_endpoint.learn_replicas) {
+    out.push_back({"INFO", "replication"});
+  }
   return out;
+}
+
+std::optional<long long> replicas_of_info(const Reply& reply) {
+  if (reply.type != Reply::Type::string && reply.type != Reply::Type::status) {
+    return std::nullopt;
+  }
+  // "field:value" lines; a field at the start of the text or of a line.
+  auto field = [&](std::string_view name) -> std::optional<std::string_view> {
+    std::string_view text = reply.str;
+    for (std::size_t pos = text.find(name); pos != std::string_view::npos; pos = text.find(name, pos + 1)) {
+      if ((pos == 0 || text[pos - 1] == '\n') && pos + name.size() < text.size() && text[pos + name.size()] == ':') {
+        auto begin = pos + name.size() + 1;
+        auto end = text.find_first_of("\r\n", begin);
+        return text.substr(begin, (end == std::string_view::npos ? text.size() : end) - begin);
+      }
+    }
+    return std::nullopt;
+  };
+  auto role = field("role");
+  if (!role) {
+    return std::nullopt;
+  }
+  if (*role != "master") {
+    return 0; // a replica's own replicas (chained) take no writes from us
+  }
+  auto count = field("connected_slaves");
+  long long n = -1;
+  if (!count || count->empty() || count->size() > 6) {
+    return std::nullopt;
+  }
+  auto [ptr, ec] = std::from_chars(count->data(), count->data() + count->size(), n);
+  if (ec != std::errc() || ptr != count->data() + count->size() || n < 0) {
+    return std::nullopt;
+  }
+  return n;
+}
+
+void Connection::take_replication(const Reply& reply) {
+  m_info.replicas = replicas_of_info(reply);
+  m_info.replicas_at = Clock::now();
+  m_info.role_refused = reply.type == Reply::Type::error;
+  if (m_info.role_refused) {
+    log::debug("{}: cannot count its replicas ({}): the default replica sync does not wait there", describe(),
+               printable(reply.str.substr(0, 120)));
+  }
 }
 
 void Connection::take_hello_replies(std::vector<Reply>& replies, std::size_t at) {
@@ -376,6 +425,10 @@ void Connection::take_hello_replies(std::vector<Reply>& replies, std::size_t at)
         m_info.run_id = printable(info.str.substr(begin, std::min<std::size_t>(end - begin, 64)));
       }
     }
+  }
+  if (m_endpoint.learn_replicas) {
+    take_replication(replies[at + taken]);
+    ++taken;
   }
   replies.erase(replies.begin() + static_cast<std::ptrdiff_t>(at),
                 replies.begin() + static_cast<std::ptrdiff_t>(at + taken));

@@ -35,8 +35,21 @@ struct ServerInfo {
   std::string mode;    // "standalone", "cluster", "sentinel"
   std::string role;    // "master", "replica"
   std::string run_id;  // INFO server's run_id, asked only for an endpoint with `identify`
+  // INFO replication's connected replicas (a primary's; 0 for a replica),
+  // asked only for an endpoint with `learn_replicas`; nullopt when not asked
+  // or refused.
+  std::optional<long long> replicas;
+  TimePoint replicas_at{}; // when `replicas` was learnt
+  bool role_refused = false; // INFO replication answered an error (ACL): not asked again
   int major() const;   // 0 when unknown
 };
+
+// The replicas an INFO replication reply names: a primary's connected_slaves
+// (every replica connected to it: online ones, and ones still syncing, which
+// do not acknowledge yet, so a WAIT then fails: refusing is the safe side); a
+// replica's reply ("role:slave") gives 0; an error or anything else, nullopt.
+// Pure; the text is untrusted (a count of at most 6 digits).
+std::optional<long long> replicas_of_info(const Reply& reply);
 
 // One connection to one Redis server. Owns its socket (TCP or unix; TLS over TCP
 // for an endpoint with `tls`: mbed TLS, through the two transport functions,
@@ -105,6 +118,14 @@ public:
   // The server's run_id if it is known yet (an `identify` endpoint, after the
   // first request); empty otherwise. Never asks.
   const std::string& run_id() const { return m_info.run_id; }
+  // What the last INFO replication said (see ServerInfo::replicas). Never asks.
+  const ServerInfo& known_info() const { return m_info; }
+  // Takes an INFO replication reply that rode with a request.
+  void take_replication(const Reply& reply);
+  // True when the next request carries the handshake (HELLO, and INFO
+  // replication with `learn_replicas`), or the connection is closed and will
+  // make one.
+  bool handshake_next() const { return m_fd < 0 || m_hello_pending; }
 
   const Endpoint& endpoint() const { return m_endpoint; }
   const Timeouts& timeouts() const { return m_timeouts; }

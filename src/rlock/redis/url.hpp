@@ -49,6 +49,11 @@ struct Endpoint {
   // endpoint (same round trip), so ServerInfo::run_id tells which server it
   // is: set for Redlock masters, where one server counted twice is a fake vote.
   bool identify = false;
+  // Ask INFO replication with the HELLO of every connection made from this endpoint (same
+  // round trip) to learn how many replicas the primary has: set unless
+  // --sync-replicas (or RLOCK_SYNC_REPLICAS) is given, for the default
+  // replica sync of acquire and renew (required_sync in redis/client.hpp).
+  bool learn_replicas = false;
 
   bool is_sentinel() const { return !sentinels.empty(); }
   // The same login, db and TLS on another server (a cluster node, a
