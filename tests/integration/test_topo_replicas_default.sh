@@ -24,6 +24,8 @@
 . "$(dirname "$0")/topology.sh"
 on() { [ "$(ccli "$1" EXISTS "$2")" = 1 ]; }
 online() { ccli "$1" INFO replication | tr -d '\r' | grep -q '^slave0:.*state=online'; }
+# a write, then WAIT on the same connection (a fresh one's WAIT counts offset 0: always acked)
+acks() { [ "$(printf 'SET probe 1\nWAIT 1 200\n' | ccli "${1:-$P2}" | tail -n 1)" = 1 ]; }
 calls() { ccli "$1" INFO commandstats | tr -d '\r' | sed -n "s/^cmdstat_$2:calls=\([0-9]*\),.*/\1/p"; }
 
 # ------------------------------------------------ (c) no replicas: no WAIT
@@ -58,10 +60,14 @@ PU="redis://127.0.0.1:$P"
 echo "  primary $P, replica $R"
 # (its link says up before the primary has it online: until then a WAIT may time out)
 wait_until 10 online "$P" || topo_die "the primary does not list its replica online"
+# ... and it acknowledges writes (after a full sync it may still be loading);
+# the link-up checks use a 10s lease: the default's 1s for the acknowledgement,
+# as a user gets it, so a loaded machine's scheduling does not decide them.
+wait_until 10 acks "$P" || echo "  the replica of $P does not acknowledge yet"
 
-r -u "$PU" acquire A0 --ttl 3s
+r -u "$PU" acquire A0 --ttl 10s
 expect_rc 0 "link up: a plain acquire works"
-r -u "$PU" --json acquire A1 --ttl 3s
+r -u "$PU" --json acquire A1 --ttl 10s
 check "link up: --json says replicas_acked 1 ($(jget "$OUT" replicas_acked 2>/dev/null))" \
   test "$(jget "$OUT" replicas_acked 2>/dev/null)" = 1
 r -u "$PU" acquire RE --owner re --ttl 30s
@@ -142,8 +148,6 @@ r "${RL[@]}" acquire RL1 --ttl 3s
 expect_rc 69 "Redlock, 2 of 3 masters with a blocked replica: no quorum"
 check "Redlock: nothing left on any master" eval '[ "$(ccli "$P" EXISTS RL1)$(ccli "$P2" EXISTS RL1)$(ccli "$M3" EXISTS RL1)" = 000 ]'
 kill -CONT "${NODE_PID[$R2]}"
-# a write, then WAIT on the same connection (a fresh one's WAIT counts offset 0: always acked)
-acks() { [ "$(printf 'SET probe 1\nWAIT 1 200\n' | ccli "$P2" | tail -n 1)" = 1 ]; }
 t0=$(ms); wait_until 5 acks || echo "  the replica of $P2 does not acknowledge yet"
 echo "  the replica of $P2 acknowledges again $(( $(ms) - t0 ))ms after SIGCONT"
 r "${RL[@]}" acquire RL2 --ttl 3s
