@@ -61,7 +61,7 @@ r doctor --json
 check "min-replicas-to-write 1: replication ok" test "$(verdict_of "$OUT" replication)" = ok
 rcli CONFIG SET min-replicas-to-write 0 >/dev/null
 
-# --- the README's lock-only ACL user has no CONFIG (nor INFO); its URL comes from
+# --- the README's lock-only ACL user has no CONFIG (INFO only for the replica sync); its URL comes from
 # RLOCK_URL (a password typed in -u would earn a warning on stderr)
 line=$(grep -m1 '^ACL SETUSER rlock ' "$SRC/README.md")
 set -f; read -ra words <<<"${line/>CHANGE-ME/>acl-pw}"; set +f
@@ -71,7 +71,9 @@ expect_rc 0 "doctor as a user without CONFIG: warnings, nothing unsafe"
 echo "$OUT" | sed 's/^/  | /'
 check "says: cannot check maxmemory-policy: no permission" grep -q '^warning .* eviction: maxmemory-policy: cannot check maxmemory-policy: no permission' <<<"$OUT"
 check "says: cannot check persistence: no permission" grep -q 'cannot check persistence: no permission' <<<"$OUT"
-check "says: cannot check replicas: no permission" grep -q 'cannot check replicas: no permission' <<<"$OUT"
+check "counts the replicas (the README's user has +info, for the default replica sync)" \
+  eval '! grep -q "cannot check replicas" <<<"$OUT"'
+check "... and, with rlock's replica sync on, the replication finding is ok" grep -q '^ok .* replication: [0-9]* replicas, min-replicas-to-write unknown; rlock waits for' <<<"$OUT"
 check "no error line" test -z "$ERR"
 RLOCK_URL="redis://rlock:acl-pw@127.0.0.1:$REDIS_PORT" r doctor --json
 check "--json as that user parses" is_json "$OUT"

@@ -75,7 +75,12 @@ TEST_CASE("doctor: replicas without min-replicas-to-write, a far clock: warnings
   facts.replica_sync = "one replica's acknowledgement (the default)";
   CHECK(about(judge_server(facts), "replication").verdict == rlock::lock::Verdict::ok);
   CHECK(about(judge_server(facts), "replication").setting.find("rlock waits for one replica") != std::string::npos);
+  // min-replicas-to-write unreadable (no CONFIG permission): rlock's own sync still covers it.
+  facts.min_replicas_to_write.reset();
+  CHECK(about(judge_server(facts), "replication").verdict == rlock::lock::Verdict::ok);
+  CHECK(about(judge_server(facts), "replication").setting.find("min-replicas-to-write unknown") != std::string::npos);
   facts.replica_sync.clear();
+  CHECK(about(judge_server(facts), "replication").verdict == rlock::lock::Verdict::warning);
   facts.min_replicas_to_write = 1;
   CHECK(about(judge_server(facts), "replication").verdict == rlock::lock::Verdict::ok);
   facts.clock_offset_ms = -5000;

@@ -220,19 +220,22 @@ std::vector<Finding> judge_server(const ServerFacts& facts) {
 
   // Replication.
   if (facts.connected_replicas && *facts.connected_replicas > 0) {
-    if (!facts.min_replicas_to_write) {
-      out.push_back(
-          finding(facts, "replication", fmt::format("{} replicas", *facts.connected_replicas), Verdict::warning,
-                  fmt::format("cannot check min-replicas-to-write: {}",
-                              facts.config_error.empty() ? "CONFIG GET says nothing" : facts.config_error)));
-    } else if (*facts.min_replicas_to_write == 0 && !facts.replica_sync.empty()) {
+    // rlock's own replica sync covers what min-replicas-to-write would (for
+    // its locks), whether or not that setting can be read.
+    if ((!facts.min_replicas_to_write || *facts.min_replicas_to_write == 0) && !facts.replica_sync.empty()) {
       out.push_back(finding(
           facts, "replication",
-          fmt::format("{} replicas, min-replicas-to-write 0; rlock waits for {}", *facts.connected_replicas,
+          fmt::format("{} replicas, min-replicas-to-write {}; rlock waits for {}", *facts.connected_replicas,
+                      facts.min_replicas_to_write ? std::to_string(*facts.min_replicas_to_write) : "unknown",
                       facts.replica_sync),
           Verdict::ok,
           "a lock is taken or renewed only once a replica has it; still lost if a failover promotes a replica "
           "that did not acknowledge it (WAIT is best effort)"));
+    } else if (!facts.min_replicas_to_write) {
+      out.push_back(
+          finding(facts, "replication", fmt::format("{} replicas", *facts.connected_replicas), Verdict::warning,
+                  fmt::format("cannot check min-replicas-to-write: {}; rlock's replica sync is off",
+                              facts.config_error.empty() ? "CONFIG GET says nothing" : facts.config_error)));
     } else if (*facts.min_replicas_to_write == 0) {
       out.push_back(
           finding(facts, "replication",
