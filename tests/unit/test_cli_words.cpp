@@ -5,7 +5,12 @@
 
 #include <doctest/doctest.h>
 
+#include "replies.hpp"
+
 using rlock::lock::Layout;
+using rlock::test::array;
+using rlock::test::integer;
+using rlock::test::str;
 
 TEST_CASE("layouts: each script word decodes to its layout and renders back to the same word") {
   for (const char* word : {"", "exclusive", "fair", "read", "write", "semaphore"}) {
@@ -48,27 +53,6 @@ TEST_CASE("Redlock answers and doctor verdicts render as before") {
   CHECK(rlock::cli::mode_word(rlock::lock::Mode::limit) == "limit");
 }
 
-namespace {
-rlock::redis::Reply integer(long long value) {
-  rlock::redis::Reply reply;
-  reply.type = rlock::redis::Reply::Type::integer;
-  reply.integer = value;
-  return reply;
-}
-rlock::redis::Reply text(std::string value) {
-  rlock::redis::Reply reply;
-  reply.type = rlock::redis::Reply::Type::string;
-  reply.str = std::move(value);
-  return reply;
-}
-rlock::redis::Reply array(std::vector<rlock::redis::Reply> elements) {
-  rlock::redis::Reply reply;
-  reply.type = rlock::redis::Reply::Type::array;
-  reply.elements = std::move(elements);
-  return reply;
-}
-} // namespace
-
 TEST_CASE("decode_acquire is pure: it needs no connection and undoes nothing") {
   // An acquisition too few replicas acknowledged is decoded as what it is;
   // undo_if_unsynced, at the call site, is what releases it.
@@ -83,12 +67,12 @@ TEST_CASE("decode_acquire is pure: it needs no connection and undoes nothing") {
   // The busy answers: a fair waiter's turn and a layout, typed once.
   rlock::redis::Reply nil;
   auto turn = rlock::lock::detail::decode_acquire(
-      {array({integer(0), text("head"), integer(-2), text("hash"), nil}), -1}, rlock::TimePoint{});
+      {array({integer(0), str("head"), integer(-2), str("hash"), nil}), -1}, rlock::TimePoint{});
   CHECK_FALSE(turn.acquired);
   CHECK(turn.holder.queue_turn);
   CHECK(turn.holder.layout == Layout::none);
   auto rw = rlock::lock::detail::decode_acquire(
-      {array({integer(0), text("w:write"), integer(5000), text("hash"), nil, text("write")}), -1},
+      {array({integer(0), str("w:write"), integer(5000), str("hash"), nil, str("write")}), -1},
       rlock::TimePoint{});
   CHECK(rw.holder.layout == Layout::write);
   CHECK_FALSE(rw.holder.queue_turn);

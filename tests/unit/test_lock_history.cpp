@@ -4,32 +4,19 @@
 
 #include <doctest/doctest.h>
 
+#include "replies.hpp"
+
 using rlock::lock::History;
 using rlock::lock::HistoryEvent;
 using rlock::redis::Reply;
+using rlock::test::array;
+using rlock::test::integer;
+using rlock::test::str;
 
 namespace {
 
-Reply str(std::string text) {
-  Reply reply;
-  reply.type = Reply::Type::string;
-  reply.str = std::move(text);
-  return reply;
-}
 
-Reply arr(std::vector<Reply> elements) {
-  Reply reply;
-  reply.type = Reply::Type::array;
-  reply.elements = std::move(elements);
-  return reply;
-}
 
-Reply integer(long long value) {
-  Reply reply;
-  reply.type = Reply::Type::integer;
-  reply.integer = value;
-  return reply;
-}
 
 HistoryEvent event(long long at, std::string kind, std::string owner, std::string fence = "",
                    std::string held = "") {
@@ -57,12 +44,12 @@ History of(std::vector<HistoryEvent> events) {
 } // namespace
 
 TEST_CASE("decode_history: oldest first; anything not an event is malformed, never thrown") {
-  auto reply = arr({arr({
-                        arr({str("200-0"), arr({str("kind"), str("released"), str("owner"), str("o")})}),
-                        arr({str("100-0"), arr({str("kind"), str("acquired"), str("owner"), str("o")})}),
-                        arr({str("not-an-id"), arr({str("kind"), str("x")})}),
-                        arr({str("300-0"), arr({str("owner"), str("o")})}), // no kind
-                        arr({str("400-0"), arr({str("kind")})}),            // odd fields
+  auto reply = array({array({
+                        array({str("200-0"), array({str("kind"), str("released"), str("owner"), str("o")})}),
+                        array({str("100-0"), array({str("kind"), str("acquired"), str("owner"), str("o")})}),
+                        array({str("not-an-id"), array({str("kind"), str("x")})}),
+                        array({str("300-0"), array({str("owner"), str("o")})}), // no kind
+                        array({str("400-0"), array({str("kind")})}),            // odd fields
                         integer(7),
                     }),
                     str("hash"), integer(0)});

@@ -7,8 +7,12 @@
 
 #include <doctest/doctest.h>
 
+#include "replies.hpp"
+
 using rlock::Millis;
 using rlock::redis::Reply;
+using rlock::test::array;
+using rlock::test::str;
 using rlock::redis::SyncReplicas;
 using rlock::redis::automatic_sync_timeout;
 using rlock::redis::required_sync;
@@ -16,18 +20,6 @@ using rlock::redis::replicas_of_info;
 
 namespace {
 
-Reply str(std::string s) {
-  Reply r;
-  r.type = Reply::Type::string;
-  r.str = std::move(s);
-  return r;
-}
-Reply array(std::vector<Reply> elements) {
-  Reply r;
-  r.type = Reply::Type::array;
-  r.elements = std::move(elements);
-  return r;
-}
 
 } // namespace
 
