@@ -364,3 +364,11 @@ TEST_CASE("status --format: text, json (= --json), openmetrics; --output") {
   usage_error({"status", "--format", "json", "--output", "/tmp/x", "--watch", "1s"}, "--output takes no --watch");
   usage_error({"status", "--format", "openmetrics", "--names"}, "openmetrics takes no --names");
 }
+
+TEST_CASE("history: one NAME, --limit 1 to 10000") {
+  g_env.clear();
+  CHECK(parse({"history", "a", "--limit", "5"}).history_limit == 5);
+  usage_error({"history", "a", "b"}, "history shows one lock; 2 names given");
+  usage_error({"history"}, "NAME is required");
+  usage_error({"history", "a", "--limit", "0"}, "is not a whole number from 1 to 10000");
+}

@@ -316,7 +316,7 @@ std::unique_ptr<App> make_app() {
       "Remove it only when its recorded holder process on this host is gone (exit 1 and why if not)");
 
   auto* history = a->subs["history"];
-  history->add_option("NAME", raw.names, "Lock name")->required()->expected(1);
+  history->add_option("NAME", raw.names, "Lock name")->required();
   history->add_option("--limit", raw.history_limit, "Show the newest N events (default 20, at most 10000)")
       ->type_name("N");
   history->add_flag("--utc", raw.utc, "Times in UTC (default: local time)");
@@ -692,6 +692,9 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   inv.utc = raw.utc;
   if (!raw.history_limit.empty()) {
     inv.history_limit = history_limit(raw.history_limit);
+  }
+  if (inv.sub->name == "history" && inv.names.size() > 1) {
+    throw UsageError(fmt::format("history shows one lock; {} names given", inv.names.size()));
   }
   inv.if_dead = raw.if_dead;
   if (inv.if_dead && inv.global.urls.size() > 1) {
