@@ -534,7 +534,7 @@ int cmd_run(Context& ctx) {
     command += (command.empty() ? "" : " ") + arg;
   }
   command = recorded_command(command);
-  spec.request = lock_request(ctx, holder_info(getpid(), command));
+  spec.request = lock_request(ctx, {}); // its info: the supervisor's, after the fork
   spec.locks = ctx.locks;
   spec.child_argv = inv.child_argv;
   // CMD gets no password from rlock: the URL without it, and the password
@@ -716,7 +716,9 @@ int execute(const Invocation& inv, std::string& context) {
                               : fmt::format("{} {} on {}", inv.sub->name,
                                             comma_list(inv.names, ", ", [](const std::string& name) { return quote(name); }),
                                             store->describe());
-  lock::configure_history(inv.history, holder_info(getppid(), process_command(getppid())));
+  if (!inv.sub->takes_command) { // run: the supervisor names itself, after the fork
+    lock::configure_history(inv.history, holder_info(getppid(), process_command(getppid())));
+  }
   Context ctx{inv, std::move(store), std::move(locks), context};
   return inv.sub->handler(ctx);
 }
