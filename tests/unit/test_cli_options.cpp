@@ -368,7 +368,7 @@ TEST_CASE("status --format: text, json (= --json), openmetrics; --output") {
 TEST_CASE("history: one NAME, --limit 1 to 10000") {
   g_env.clear();
   CHECK(parse({"history", "a", "--limit", "5"}).history_limit == 5);
-  usage_error({"history", "a", "b"}, "history shows one lock; 2 names given");
+  usage_error({"history", "a", "b"}, "The following argument was not expected: b");
   usage_error({"history"}, "NAME is required");
   usage_error({"history", "a", "--limit", "0"}, "is not a whole number from 1 to 10000");
 }

@@ -79,6 +79,7 @@ struct Raw {
   bool shared = false;
   bool write = false;
   std::string limit;
+  std::string history_name;  // history NAME (one)
   std::string history_limit; // history --limit N
   bool utc = false;          // history --utc
 };
@@ -316,7 +317,7 @@ std::unique_ptr<App> make_app() {
       "Remove it only when its recorded holder process on this host is gone (exit 1 and why if not)");
 
   auto* history = a->subs["history"];
-  history->add_option("NAME", raw.names, "Lock name")->required();
+  history->add_option("NAME", raw.history_name, "Lock name (one)")->required();
   history->add_option("--limit", raw.history_limit, "Show the newest N events (default 20, at most 10000)")
       ->type_name("N");
   history->add_flag("--utc", raw.utc, "Times in UTC (default: local time)");
@@ -639,6 +640,9 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   }
 
   inv.names = raw.names;
+  if (!raw.history_name.empty()) {
+    inv.names.push_back(raw.history_name);
+  }
   if (!raw.watch.empty()) {
     inv.watch = watch_interval(raw.watch, inv.names);
   }
@@ -692,9 +696,6 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   inv.utc = raw.utc;
   if (!raw.history_limit.empty()) {
     inv.history_limit = history_limit(raw.history_limit);
-  }
-  if (inv.sub->name == "history" && inv.names.size() > 1) {
-    throw UsageError(fmt::format("history shows one lock; {} names given", inv.names.size()));
   }
   inv.if_dead = raw.if_dead;
   if (inv.if_dead && inv.global.urls.size() > 1) {
