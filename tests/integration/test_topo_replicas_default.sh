@@ -229,6 +229,9 @@ r -u "$SENTINEL_URL" acquire K9 --ttl 3s --sync-replicas 0
 expect_rc 0 "PSYNC refused: --sync-replicas 0 takes it"
 ccli "$PRIMARY_PORT" ACL SETUSER default +psync +sync >/dev/null
 check "the replica syncs again" wait_until 15 sentinels_settled "$PRIMARY_PORT" "$REPLICA_PORT" good
+# ... and acknowledges writes (a full resync may still be loading it): until then
+# the default refuses acquisitions, rightly, and the failovers below would not start
+check "the replica acknowledges writes again" wait_until 15 acks "$PRIMARY_PORT"
 
 # two real Sentinel failovers (primary SIGKILLed right after acquire)
 lost=0
@@ -250,6 +253,7 @@ for i in 1 2; do
   start_node "$OLD" # back, empty: becomes the new primary's replica
   settle_after_failover "$NEW" "$OLD" || { fail "failover $i: the set did not settle"; break; }
   wait_until 15 sentinels_settled "$NEW" "$OLD" good || { fail "failover $i: the replica is not good"; break; }
+  wait_until 15 acks "$NEW" || { fail "failover $i: the new replica does not acknowledge writes"; break; }
   PRIMARY_PORT=$NEW REPLICA_PORT=$OLD
 done
 echo "  FIGURE link up, Sentinel failover right after acquire: lost $lost of 2"
