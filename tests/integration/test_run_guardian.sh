@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # run's guardian (the process the caller started, which forks the supervisor
-# rlock-run) re-executes itself once the run has lasted 50 ms (issue 21;
-# Guardian::k_shed_after; a shorter run never pays the exec): it keeps its pid,
-# name, command line, children and signals, but none of what rlock did before
-# the fork: not its memory (parsing, heap), not its environment, so not the
-# password rlock was given in RLOCK_PASSWORD either. It still passes signals
-# on, returns CMD's status, and kills CMD's tree if the supervisor is killed.
+# rlock-run) becomes a small program right after the fork (issue 21;
+# Guardian::become_small, src/guardian/guardian.c executed from a memfd): it
+# keeps its pid, name, command line, children and signals, but none of what
+# rlock did before the fork: not its memory (parsing, heap, mapped text), not
+# its environment, so not the password rlock was given in RLOCK_PASSWORD
+# either. It still passes signals on and returns CMD's status; if the
+# supervisor is killed it hands over to rlock's own image, which kills CMD's
+# tree and says so.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/run_helpers/common.sh"
 REDIS_AUTH_ARGS="-a pw-Gu4rd --no-auth-warning"
@@ -25,11 +27,14 @@ check "the guardian has one child, the supervisor ($supervisor)" test -n "$super
 check "the supervisor is named rlock-run" test "$(cat "/proc/$supervisor/comm" 2>/dev/null)" = rlock-run
 re_executed() { ! grep -q "^RLOCK_TEST_MARK=" <(tr "\0" "\n" <"/proc/$1/environ"); }
 check "the guardian was re-executed: none of the caller's environment" wait_until 2 re_executed "$guardian"
-# Between the exec of /proc/self/exe and main() taking its name back the kernel
-# names it "exe": a moment in a plain build, the sanitizer's start-up in an ASan
-# one (which failed a check made right after the exec). Its name is back once main runs.
+check "... as the small program ($(readlink "/proc/$guardian/exe"))" \
+  grep -q '^/memfd:rlock-guardian' <(readlink "/proc/$guardian/exe")
+check "... which maps no file (no copy of rlock's text)" \
+  test "$(awk '/^RssFile:/ { print $2 }' "/proc/$guardian/status")" = 0
+# Between the exec and the small program's first step the kernel names it after
+# the memfd's fd number. Its name is back once it runs.
 own_name() { test "$(cat "/proc/$guardian/comm")" = "$(basename "$RLOCK" | cut -c1-15)"; }
-check "the guardian keeps its name, once main() runs again ($(cat "/proc/$guardian/comm"))" wait_until 2 own_name
+check "the guardian keeps its name ($(cat "/proc/$guardian/comm"))" wait_until 2 own_name
 check "the guardian keeps its command line" grep -qF "run G --ttl 3s -- sh -c" <(tr '\0' ' ' <"/proc/$guardian/cmdline")
 check "the supervisor has the caller's environment (it renews with the password)" \
   grep -qx RLOCK_TEST_MARK=marked <(env_of "$supervisor")
@@ -45,7 +50,8 @@ check "... CMD was stopped" wait_until 2 dead "$sh_pid"
 check "... with CMD's status 128+15 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 143
 check "... and G was released" key_gone G
 
-# The supervisor SIGKILLed: the re-executed guardian kills CMD's tree and says so.
+# The supervisor SIGKILLed: the small guardian hands over to rlock's image, which
+# kills CMD's tree and says so.
 T=$TEST_TMP/k
 bg "$T" run G2 --ttl 3s -- sh -c 'echo $$ >$1.sh.pid; exec sleep 600' sh "$T"
 guardian=$BG_PID
@@ -58,5 +64,6 @@ check "supervisor killed: rlock ends" wait_until 5 bg_done "$T"
 check "... CMD was killed by the guardian" wait_until 2 dead "$sh_pid"
 check "... exit 128+9 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 137
 check "... it says so, naming the lock" grep -qF 'run "G2"' "$T.err"
+check "... and G2's record is left to its lease, not released by the guardian" key_there G2
 
 finish

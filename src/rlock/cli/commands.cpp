@@ -575,10 +575,10 @@ int cmd_run(Context& ctx) {
   SignalFd signals = run::make_run_signals();
   run::Guardian guardian(spec.on_lost != run::OnLost::ignore);
   if (!guardian.fork_supervisor()) {
-    // The caller's rlock: passes signals on, waits; after k_shed_after, in a
-    // fresh image of itself, which holds nothing of what was done before the
-    // fork.
-    return guardian.watch(signals, spec.label, /*shed_later=*/true);
+    // The caller's rlock: passes signals on and waits, as a small program
+    // that holds nothing of what was done before the fork.
+    guardian.become_small(signals, spec.label);
+    return guardian.watch(signals, spec.label); // it could not
   }
   // In the supervisor: it holds and renews the lock, so its record names it.
   spec.request.info = holder_info(getpid(), command);
@@ -776,7 +776,7 @@ int main_unflushed(int argc, char** argv) {
 int main(int argc, char** argv) {
   if (auto status = run::Guardian::resume_after_exec()) {
     log::flush(k_final_flush);
-    return *status; // `run`'s guardian, re-executed small (run::Guardian::shed_memory)
+    return *status; // `run`'s guardian, handed back by its small image (run::Guardian::become_small)
   }
   int status = main_unflushed(argc, argv);
   log::flush(k_final_flush);

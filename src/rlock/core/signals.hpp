@@ -34,6 +34,8 @@ public:
   int fd() const { return m_fd; }
   // The next pending signal number, or 0 when none is pending. Never blocks.
   int take();
+  // The signals it takes (all blocked).
+  const sigset_t& set() const { return m_set; }
 
 private:
   int m_fd = -1;

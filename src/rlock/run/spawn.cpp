@@ -4,12 +4,14 @@
 #include <rlock/run/spawn.hpp>
 #include <rlock/run/supervisor.hpp>
 #include <rlock/run/tree.hpp>
+#include <rlock/run/guardian_image.hpp>
 
 #include <fmt/format.h>
 
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -95,19 +97,20 @@ bool Guardian::fork_supervisor() {
 }
 
 namespace {
-// "PID KILL COMM": the supervisor, whether to kill CMD's tree if it is killed
-// (not with --on-lost ignore), the process name to take back.
-constexpr const char* k_guardian_env = "RLOCK_GUARDIAN_OF";
-constexpr const char* k_guardian_label_env = "RLOCK_GUARDIAN_LABEL";
-} // namespace
 
-void Guardian::shed_memory(const std::string& label) {
-  // The command line as it is now (URL passwords overwritten already), so
-  // that ps shows the guardian as before.
+// The guardian's state across its execs (src/guardian/guardian.c reads the
+// same): "SUPERVISOR_PID KILL_FLAG EXE_FD SIGNALS_HEX".
+constexpr const char* k_guardian_env = "RLOCK_GUARDIAN_OF";
+constexpr const char* k_guardian_name_env = "RLOCK_GUARDIAN_NAME";
+constexpr const char* k_guardian_label_env = "RLOCK_GUARDIAN_LABEL";
+
+// The command line as it is now (URL passwords overwritten already), so that
+// ps shows the guardian as before; empty if it cannot be read.
+std::string own_cmdline() {
   std::string cmdline;
   int fd = ::open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    return;
+    return cmdline;
   }
   char buf[4096];
   ssize_t n = 0;
@@ -115,23 +118,51 @@ void Guardian::shed_memory(const std::string& label) {
     cmdline.append(buf, static_cast<std::size_t>(n));
   }
   ::close(fd);
+  if (!cmdline.empty() && cmdline.back() != '\0') {
+    cmdline.push_back('\0');
+  }
+  return cmdline;
+}
+
+} // namespace
+
+void Guardian::become_small(const SignalFd& signals, const std::string& label) {
+  if (k_guardian_image_size == 0) {
+    return; // not built for this machine
+  }
+  std::string cmdline = own_cmdline();
   if (cmdline.empty()) {
     return;
-  }
-  if (cmdline.back() != '\0') {
-    cmdline.push_back('\0');
   }
   std::vector<char*> argv;
   for (std::size_t at = 0; at < cmdline.size(); at = cmdline.find('\0', at) + 1) {
     argv.push_back(cmdline.data() + at);
   }
   argv.push_back(nullptr);
+  // The small image runs this program file again if the supervisor is killed:
+  // an fd on it (not the path: a package upgrade may have replaced the file).
+  int exe = ::open("/proc/self/exe", O_RDONLY);
+  if (exe < 0) {
+    return;
+  }
+  int image = static_cast<int>(::memfd_create("rlock-guardian", MFD_CLOEXEC));
+  if (image < 0 || ::write(image, k_guardian_image, k_guardian_image_size) !=
+                       static_cast<ssize_t>(k_guardian_image_size)) {
+    if (image >= 0) {
+      ::close(image);
+    }
+    ::close(exe);
+    return;
+  }
+  // Linux's sigset_t starts with signal N at bit N-1 of an unsigned long.
+  const unsigned long mask = *reinterpret_cast<const unsigned long*>(&signals.set());
   char comm[17] = {};
   prctl(PR_GET_NAME, comm);
-  std::string state = fmt::format("{}={} {} {}", k_guardian_env, m_supervisor, m_kill_if_orphaned ? 1 : 0, comm);
+  std::string state = fmt::format("{}={} {} {} {:x}", k_guardian_env, m_supervisor, m_kill_if_orphaned ? 1 : 0, exe, mask);
+  std::string name_env = fmt::format("{}={}", k_guardian_name_env, comm);
   std::string label_env = fmt::format("{}={}", k_guardian_label_env, label);
-  std::vector<char*> envp{state.data(), label_env.data()};
-  // A sanitizer build's settings (where its reports go) stay.
+  std::vector<char*> envp{state.data(), name_env.data(), label_env.data()};
+  // A sanitizer build's settings (where its reports go) stay, for the hand-over.
   for (char** e = environ; *e != nullptr; ++e) {
     std::string_view entry(*e);
     auto eq = entry.find('=');
@@ -142,7 +173,9 @@ void Guardian::shed_memory(const std::string& label) {
   envp.push_back(nullptr);
   std::fflush(stdout);
   log::flush(std::chrono::milliseconds(1000));
-  ::execve("/proc/self/exe", argv.data(), envp.data());
+  ::execveat(image, "", argv.data(), envp.data(), AT_EMPTY_PATH);
+  ::close(image);
+  ::close(exe);
 }
 
 std::optional<int> Guardian::resume_after_exec() {
@@ -152,19 +185,24 @@ std::optional<int> Guardian::resume_after_exec() {
   }
   long pid = 0;
   int kill_flag = 0;
-  char comm[17] = {};
-  int fields = std::sscanf(state, "%ld %d %16s", &pid, &kill_flag, comm);
+  int exe = -1;
+  int fields = std::sscanf(state, "%ld %d %d", &pid, &kill_flag, &exe);
+  const char* name = std::getenv(k_guardian_name_env);
   const char* label_env = std::getenv(k_guardian_label_env);
   std::string label = label_env != nullptr ? label_env : "run";
+  if (name != nullptr) {
+    prctl(PR_SET_NAME, name);
+  }
   ::unsetenv(k_guardian_env);
+  ::unsetenv(k_guardian_name_env);
   ::unsetenv(k_guardian_label_env);
   siginfo_t info{};
-  if (fields < 2 || pid <= 0 || pid > INT_MAX ||
+  if (fields < 3 || pid <= 0 || pid > INT_MAX ||
       ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
-    return std::nullopt; // not set by shed_memory for a child of this process
+    return std::nullopt; // not set by become_small for a child of this process
   }
-  if (fields == 3) {
-    prctl(PR_SET_NAME, comm);
+  if (exe > STDERR_FILENO) {
+    ::close(exe); // the fd this program was started from
   }
   SignalFd signals = make_run_signals(); // the same set, blocked since before the exec
   Guardian guardian(kill_flag != 0);
@@ -172,14 +210,10 @@ std::optional<int> Guardian::resume_after_exec() {
   return guardian.watch(signals, label);
 }
 
-int Guardian::watch(SignalFd& signals, const std::string& label, bool shed_later) {
+int Guardian::watch(SignalFd& signals, const std::string& label) {
+  // Looks before it waits: a hand-over from the small image comes after that
+  // image took the SIGCHLD of the supervisor's end.
   for (;;) {
-    pollfd pfd{signals.fd(), POLLIN, 0};
-    if (::poll(&pfd, 1, shed_later ? static_cast<int>(k_shed_after.count()) : -1) == 0 && shed_later) {
-      shed_later = false;
-      shed_memory(label); // returns only if the exec failed: watch from here
-      continue;
-    }
     while (int sig = signals.take()) {
       if (sig == SIGCHLD || sig == SIGTTOU) {
         continue;
@@ -207,6 +241,8 @@ int Guardian::watch(SignalFd& signals, const std::string& label, bool shed_later
                                     : "--on-lost ignore: CMD goes on unprotected");
       return 128 + WTERMSIG(status);
     }
+    pollfd pfd{signals.fd(), POLLIN, 0};
+    ::poll(&pfd, 1, -1);
   }
 }
 

@@ -2,7 +2,6 @@
 
 #include <rlock/core/signals.hpp>
 
-#include <chrono>
 #include <optional>
 #include <string>
 #include <sys/types.h>
@@ -38,36 +37,29 @@ public:
   // has one thread and holds no connection. Throws Error (70) when it cannot.
   bool fork_supervisor();
 
-  // The guardian's life after fork_supervisor(): passes SIGINT, SIGTERM,
-  // SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 and SIGCONT taken from `signals` on to
-  // the supervisor, waits for it, and returns its exit status. If the
-  // supervisor was killed, SIGKILLs what it left (CMD's tree) first and
-  // returns 128+N after saying so on stderr. With `shed_later`, once the
-  // supervisor has run for k_shed_after, calls shed_memory() (signals that came
-  // meanwhile stay pending for the new image).
-  int watch(SignalFd& signals, const std::string& label, bool shed_later = false);
+  // The guardian's life after fork_supervisor(), in rlock's own image: passes
+  // SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 and SIGCONT taken from
+  // `signals` on to the supervisor, waits for it, and returns its exit status.
+  // If the supervisor was killed, SIGKILLs what it left (CMD's tree) first and
+  // returns 128+N after saying so on stderr.
+  int watch(SignalFd& signals, const std::string& label);
 
-  // How long a run lasts before its guardian sheds its memory: the re-exec
-  // costs ~0.3 ms (0.6 ms of CPU) here, a tenth of a whole `run -- true`, so a
-  // run shorter than this never pays it (≤ 1 % of a longer one), and one that
-  // holds its lock for seconds or hours holds ~1 MiB less (bench/README.md,
-  // "Start-up budget").
-  static constexpr std::chrono::milliseconds k_shed_after{50};
+  // Right after fork_supervisor(), the guardian becomes a small program that
+  // does what watch() does on its common path (src/guardian/guardian.c,
+  // embedded in rlock, executed from a memfd): it is the process the caller
+  // started, and in rlock's image it would hold a second copy of everything
+  // rlock touched before the fork (mapped text, heap, trust store, the
+  // environment with its password) for as long as CMD runs. Same pid, process
+  // group, command line, name, child subreaper flag, blocked and pending
+  // signals, and children. When the supervisor was killed, the small program
+  // executes rlock again (an fd on this program file, kept open across the
+  // exec) and resume_after_exec() finishes the job in watch(). Returns only if
+  // the exec could not be done (no small image for this machine, no memfd):
+  // the caller then watches from here.
+  void become_small(const SignalFd& signals, const std::string& label);
 
-  // The guardian's memory, after fork_supervisor(): it is the process the
-  // caller started, so everything rlock touched before the fork (parsing,
-  // the trust store, the heap) stays mapped in it while CMD runs, a second
-  // copy beside the supervisor's. It needs none of it: this re-executes the
-  // same program file (/proc/self/exe, the same command line, an environment
-  // of its own that says which process to watch), whose fresh image goes
-  // straight to watch() (resume_after_exec). Same pid, process group, child
-  // subreaper flag, blocked signals (pending ones stay pending) and children.
-  // Returns only if the exec failed; the caller then watches from here.
-  // Called by watch() (shed_later) once the run has lasted k_shed_after.
-  void shed_memory(const std::string& label);
-
-  // At the start of rlock: when this process is a guardian re-executed by
-  // shed_memory() (its environment names a supervisor that is its child),
+  // At the start of rlock: when this process is a guardian whose small image
+  // handed over (its environment names a supervisor that is its child),
   // watches it and returns the exit status; otherwise nothing.
   static std::optional<int> resume_after_exec();
 

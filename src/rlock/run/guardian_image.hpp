@@ -1,0 +1,12 @@
+#pragma once
+
+#include <cstddef>
+
+namespace rlock::run {
+
+// The small guardian program (src/guardian/guardian.c), built and embedded by
+// CMake (cmake/embed_guardian.cmake); empty where it is not built (not x86-64).
+extern const unsigned char k_guardian_image[];
+extern const std::size_t k_guardian_image_size;
+
+} // namespace rlock::run
