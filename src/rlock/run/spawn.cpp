@@ -145,7 +145,14 @@ void Guardian::become_small(const SignalFd& signals, const std::string& label) {
   if (exe < 0) {
     return;
   }
-  int image = static_cast<int>(::memfd_create("rlock-guardian", MFD_CLOEXEC));
+  // MFD_EXEC (Linux 6.3+) says it is meant to be executed (a kernel with
+  // vm.memfd_noexec=1 seals memfds made without it against exec; with 2 it
+  // refuses it, and the caller watches from here); older kernels refuse the flag.
+  constexpr unsigned k_mfd_exec = 0x0010U;
+  int image = static_cast<int>(::memfd_create("rlock-guardian", MFD_CLOEXEC | k_mfd_exec));
+  if (image < 0 && errno == EINVAL) {
+    image = static_cast<int>(::memfd_create("rlock-guardian", MFD_CLOEXEC));
+  }
   if (image < 0 || ::write(image, k_guardian_image, k_guardian_image_size) !=
                        static_cast<ssize_t>(k_guardian_image_size)) {
     if (image >= 0) {
