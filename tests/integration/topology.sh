@@ -266,11 +266,21 @@ all_sentinels_name() {
 }
 # settle_after_failover NEW OLD: once the sentinels name NEW, make OLD its replica
 # at once (REPLICAOF, as the sentinels would do some 10s later) and wait until the
-# set is settled. Bounded: 20s.
+# set is settled. Bounded: 40s (a loaded CI machine once needed more than 25s).
+# Not settled: prints what each node and sentinel says.
 settle_after_failover() {
-  wait_until 10 all_sentinels_name "$1" || return 1
+  wait_until 10 all_sentinels_name "$1" || { sentinel_views "$1" "$2"; return 1; }
   [ "$(role_of "$2")" = slave ] || ccli "$2" REPLICAOF 127.0.0.1 "$1" >/dev/null
-  wait_until 15 sentinels_settled "$1" "$2"
+  wait_until 30 sentinels_settled "$1" "$2" || { sentinel_views "$1" "$2"; return 1; }
+}
+# sentinel_views PRIMARY REPLICA: the nodes' roles and links and each sentinel's
+# view, for a failure message.
+sentinel_views() {
+  local s
+  echo "  node $1: role $(role_of "$1"); node $2: role $(role_of "$2"), $(ccli "$2" INFO replication | tr -d '\r' | grep -E '^(master_port|master_link_status)' | paste -sd' ')"
+  for s in "${SENTINEL_PORTS[@]}"; do
+    echo "  sentinel $s: primary $(current_primary "$s"), flags $(sentinel_field "$s" flags), others $(sentinel_field "$s" num-other-sentinels); replicas: $(ccli "$s" SENTINEL REPLICAS mymaster 2>/dev/null | paste -sd' ' | grep -oE '(port [0-9]+|flags [^ ]+|master-link-status [^ ]+)' | paste -sd' ')"
+  done
 }
 # sentinel_failover: SENTINEL FAILOVER mymaster via the first sentinel that
 # accepts it (bounded retries on NOGOODSLAVE / INPROG); prints the last refusal.
