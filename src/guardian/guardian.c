@@ -1,75 +1,79 @@
-/* rlock's small guardian: the image `rlock run`'s guardian becomes right after
- * it forks the supervisor (run::Guardian::become_small, run/spawn.cpp).
+/* rlock's guardian: the process between `rlock run` and CMD.
  *
- * The guardian is the process the caller started: its pid is what the shell,
- * cron or CI waits for and signals. Its whole job while CMD runs is to pass
- * the caller's signals on to the supervisor (rlock-run) and to return the
- * supervisor's exit status. In rlock's own image that costs a second copy of
- * everything rlock touched before the fork (1.3-2 MiB of mapped text, the
- * heap, the trust store); this freestanding program, linked without any
- * library and embedded in rlock, maps a few pages.
+ * `rlock run` is the process the caller started: it takes the lock, renews
+ * it, passes signals on to CMD's tree and releases. What it cannot do is
+ * outlive a SIGKILL. So CMD is not its child but this program's: the guardian
+ * is a child subreaper (every descendant of CMD, double forks and setsid
+ * included, is reparented to it, never to init) with a parent-death signal.
+ * When rlock dies, the guardian notices at once and executes rlock again (its
+ * program file, through an fd kept open, so that a package upgrade cannot swap
+ * it), whose run::resume_orphaned kills CMD's whole tree (run/tree.cpp, the
+ * one place that does) and releases the lock. So the promise "rlock SIGKILLed
+ * -> CMD's tree dies with it" holds with one copy of rlock in memory.
  *
- * What it does not do itself: when the supervisor was killed, it neither reaps
- * it nor kills CMD's tree here. It executes rlock again (the program file it
- * was started from, kept open as RLOCK_GUARDIAN_OF's fd), whose
- * run::Guardian::resume_after_exec finds its killed child and does what rlock's
- * guardian has always done: kill the tree (run/tree.cpp, the one place that
- * does), say so, exit 128+N. So there is one guardian, with two images: this
- * one for the common path, rlock's own for the rare one.
+ * Its common path, while rlock lives:
+ *   - start CMD: fork, its own process group, the terminal's foreground when
+ *     asked, an empty signal mask, exec (a script without "#!" runs with
+ *     /bin/sh, as execvp does); rlock learns the exec's errno when it fails;
+ *   - report to rlock, over a pipe, CMD's pid once it runs, a stop (Ctrl-Z)
+ *     and its end (the wait status);
+ *   - reap what CMD left behind, and exit 0 once nothing is left: that exit is
+ *     how rlock learns that CMD's tree is gone.
+ * It never acts on a signal rlock's caller sends (rlock passes those on): it
+ * starts with every signal blocked and reads only SIGCHLD and the
+ * parent-death signal, and it trusts getppid(), not the signal.
  *
- * Its input, from rlock (nothing else in its environment is read):
- *   RLOCK_GUARDIAN_OF="SUPERVISOR_PID KILL_FLAG EXE_FD SIGNALS_HEX"
- *     SIGNALS_HEX: the signals to pass on (bit N-1 = signal N), all blocked
- *     and still pending across the exec if they came meanwhile;
- *   RLOCK_GUARDIAN_NAME: the process name (comm) to take back;
- * its argv is the caller's command line, kept so that ps shows the same.
+ * Built two ways from this one file:
+ *   - RLOCK_GUARDIAN_STANDALONE: freestanding, x86-64, raw system calls, no C
+ *     library, no relocations (the build checks); embedded in rlock and
+ *     executed from a memfd (run/spawn.cpp): a 16 KiB process;
+ *   - hosted, inside rlock (system calls through libc's syscall()): where the
+ *     small image cannot be executed (vm.memfd_noexec=2, another machine),
+ *     rlock's own program file is executed as the guardian and main() calls
+ *     rlock_guardian_main. Same code, same behaviour, a bigger process.
  *
- * No libc: raw system calls, no relocations (checked at build time), so the
- * kernel maps it anywhere (a position-independent executable, ASLR kept) and
- * nothing runs before guardian_main. It reads nothing but its environment
- * and its children's wait status. x86-64 only (the build falls back to
- * rlock's own image elsewhere). */
+ * Its input, from rlock (run::start_guarded):
+ *   argv: "rlock-guardian" PATH ARGV0 ARGV1 ...: CMD, PATH resolved by rlock;
+ *   envp: CMD's environment, plus
+ *   RLOCK_GUARDIAN="G PARENT KILL EXE_FD SPEC_FD REPORT_FD TTY DEATH_SIGNAL"
+ *     PARENT: rlock's pid; KILL: 1 to kill CMD's tree when rlock dies (0:
+ *     --on-lost ignore); EXE_FD: rlock's program file; SPEC_FD: what the
+ *     orphaned rlock needs to release the lock (-1: no lock); REPORT_FD: the
+ *     pipe to rlock; TTY: 1 to give CMD the terminal; DEATH_SIGNAL: the
+ *     parent-death signal. The variable is not passed on to CMD. When rlock
+ *     died, its first letter becomes 'O' for the rlock executed then. */
 
 #include <asm/unistd.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#if !defined(__x86_64__)
-#error "the small guardian is written for x86-64; CMake builds it only there"
-#endif
+#include "guardian.h"
 
 enum {
   k_sigchld = 17,
-  k_sigttou = 22,
   k_sig_block = 0,
-  k_p_pid = 1,
-  k_wexited = 4,
+  k_sig_setmask = 2,
   k_wnohang = 1,
-  k_wnowait = 0x01000000,
-  k_cld_exited = 1,
+  k_wuntraced = 2,
   k_sfd_cloexec = 02000000,
+  k_o_cloexec = 02000000,
+  k_f_setfd = 2,
+  k_fd_cloexec = 1,
   k_at_empty_path = 0x1000,
+  k_pr_set_pdeathsig = 1,
   k_pr_set_name = 15,
+  k_pr_set_child_subreaper = 36,
+  k_tiocspgrp = 0x5410,
   k_eintr = 4,
+  k_echild = 10,
+  k_enoexec = 8,
 };
 
-/* The kernel's siginfo_t as waitid fills it (128 bytes) and its
- * signalfd_siginfo (128 bytes): only the fields read here are named. */
-struct wait_info {
-  int32_t signo;
-  int32_t errno_;
-  int32_t code;
-  int32_t pad_;
-  int32_t pid;
-  uint32_t uid;
-  int32_t status;
-  char rest[128 - 28];
-};
+#ifdef RLOCK_GUARDIAN_STANDALONE
 
-struct signal_info {
-  uint32_t signo;
-  char rest[124];
-};
+#if !defined(__x86_64__)
+#error "the small guardian is written for x86-64; CMake builds it only there"
+#endif
 
 static long sys6(long nr, long a, long b, long c, long d, long e, long f) {
   register long r10 __asm__("r10") = d;
@@ -82,8 +86,6 @@ static long sys6(long nr, long a, long b, long c, long d, long e, long f) {
                    : "rcx", "r11", "memory");
   return ret;
 }
-
-static long sys3(long nr, long a, long b, long c) { return sys6(nr, a, b, c, 0, 0, 0); }
 
 /* The compiler may call these for struct copies and zeroing. */
 void* memset(void* to, int byte, size_t n) {
@@ -103,6 +105,20 @@ void* memcpy(void* to, const void* from, size_t n) {
   return to;
 }
 
+#else
+
+#include <errno.h>
+#include <unistd.h>
+
+static long sys6(long nr, long a, long b, long c, long d, long e, long f) {
+  long r = syscall(nr, a, b, c, d, e, f);
+  return r == -1 ? -errno : r;
+}
+
+#endif
+
+static long sys3(long nr, long a, long b, long c) { return sys6(nr, a, b, c, 0, 0, 0); }
+
 static __attribute__((noreturn)) void exit_with(int status) {
   for (;;) {
     sys3(__NR_exit_group, status, 0, 0);
@@ -119,8 +135,8 @@ static size_t length(const char* s) {
 
 static void say(const char* text) { sys3(__NR_write, 2, (long)text, (long)length(text)); }
 
-/* The value of NAME in envp, or 0. */
-static const char* env_value(char** envp, const char* name) {
+/* The entry NAME=... in envp, or 0. */
+static char** env_entry(char** envp, const char* name) {
   size_t n = length(name);
   for (; *envp; ++envp) {
     const char* e = *envp;
@@ -129,99 +145,186 @@ static const char* env_value(char** envp, const char* name) {
       ++i;
     }
     if (i == n && e[n] == '=') {
-      return e + n + 1;
+      return envp;
     }
   }
   return 0;
 }
 
-/* Reads an unsigned number in `base` at *at, then skips one space. 0 on no digits. */
-static int number(const char** at, int base, uint64_t* out) {
+/* Reads a decimal number (a leading '-' allowed) at *at, then skips one space. 0 on no digits. */
+static int number(const char** at, long* out) {
   const char* p = *at;
-  uint64_t v = 0;
+  int negative = *p == '-';
+  p += negative;
+  long v = 0;
   int digits = 0;
-  for (;; ++p, ++digits) {
-    int d;
-    if (*p >= '0' && *p <= '9') {
-      d = *p - '0';
-    } else if (base == 16 && *p >= 'a' && *p <= 'f') {
-      d = *p - 'a' + 10;
-    } else {
-      break;
-    }
-    v = v * (uint64_t)base + (uint64_t)d;
+  for (; *p >= '0' && *p <= '9'; ++p, ++digits) {
+    v = v * 10 + (*p - '0');
   }
-  if (digits == 0 || digits > 20) {
+  if (digits == 0 || digits > 10) {
     return 0;
   }
   if (*p == ' ') {
     ++p;
   }
   *at = p;
-  *out = v;
+  *out = negative ? -v : v;
   return 1;
 }
 
-/* Hands over to rlock's own image (see the top of this file). */
-static __attribute__((noreturn)) void become_rlock(int exe_fd, char** argv, char** envp, int signo) {
-  static const char empty[1] = {0};
-  sys6(__NR_execveat, exe_fd, (long)empty, (long)argv, (long)envp, k_at_empty_path, 0);
-  /* Nothing else can stop CMD's tree from here: say so loudly. */
-  say("rlock: rlock's supervising process (rlock-run) was killed and rlock could not be started again to "
-      "stop CMD's tree; stop it yourself (its lock expires by its lease)\n");
-  exit_with(128 + signo);
+struct state {
+  char* role; /* the 'G' of RLOCK_GUARDIAN's value */
+  long parent, kill, exe, spec, report, tty, death_signal;
+};
+
+/* What rlock reads from REPORT_FD: 8 bytes each (guardian.h). */
+static void report(const struct state* s, int kind, int value) {
+  int32_t message[2] = {kind, value};
+  sys3(__NR_write, s->report, (long)message, sizeof message);
 }
 
-int guardian_main(long* stack) {
-  long argc = stack[0];
-  char** argv = (char**)(stack + 1);
-  char** envp = argv + argc + 1;
+/* rlock died: its own image, executed again in this process, stops CMD's
+ * tree and releases the lock (run::resume_orphaned). */
+static __attribute__((noreturn)) void hand_over(const struct state* s, char** argv, char** envp) {
+  static const char empty[1] = {0};
+  *s->role = 'O';
+  if (s->spec >= 0) {
+    sys3(__NR_fcntl, s->spec, k_f_setfd, 0); /* it must reach the next image */
+  }
+  sys6(__NR_execveat, s->exe, (long)empty, (long)argv, (long)envp, k_at_empty_path, 0);
+  /* Nothing else can stop CMD's tree from here: say so loudly. */
+  say("rlock: rlock was killed and could not be started again to stop CMD's tree; stop it yourself "
+      "(its lock expires by its lease)\n");
+  exit_with(70);
+}
 
-  const char* state = env_value(envp, "RLOCK_GUARDIAN_OF");
-  uint64_t supervisor = 0, kill_flag = 0, exe_fd = 0, mask = 0;
-  if (!state || !number(&state, 10, &supervisor) || !number(&state, 10, &kill_flag) ||
-      !number(&state, 10, &exe_fd) || !number(&state, 16, &mask) || supervisor == 0 ||
-      supervisor > 0x7fffffff || exe_fd > 0x7fffffff) {
+/* In the child: becomes CMD, or writes why not to `failed` and exits 127. */
+static __attribute__((noreturn)) void become_cmd(const struct state* s, char** argv, char** envp, long failed) {
+  sys3(__NR_setpgid, 0, 0, 0);
+  if (s->tty) {
+    /* Every signal is still blocked: SIGTTOU cannot stop this. */
+    int self = (int)sys3(__NR_getpid, 0, 0, 0);
+    sys3(__NR_ioctl, 0, k_tiocspgrp, (long)&self);
+  }
+  /* CMD gets the environment without this program's state. */
+  char** entry = env_entry(envp, "RLOCK_GUARDIAN");
+  for (; entry && *entry; ++entry) {
+    entry[0] = entry[1];
+  }
+  uint64_t none = 0;
+  sys6(__NR_rt_sigprocmask, k_sig_setmask, (long)&none, 0, 8, 0, 0);
+  const char* path = argv[1];
+  long r = sys3(__NR_execve, (long)path, (long)(argv + 2), (long)envp);
+  if (r == -k_enoexec) {
+    /* No "#!": /bin/sh runs it, as execvp does. */
+    argv[1] = (char*)"/bin/sh";
+    argv[2] = (char*)path;
+    r = sys3(__NR_execve, (long)argv[1], (long)(argv + 1), (long)envp);
+  }
+  int32_t err = (int32_t)-r;
+  sys3(__NR_write, failed, (long)&err, sizeof err);
+  exit_with(127);
+}
+
+int rlock_guardian_main(int argc, char** argv, char** envp) {
+  char** entry = env_entry(envp, "RLOCK_GUARDIAN");
+  struct state s;
+  const char* at = entry ? *entry + sizeof "RLOCK_GUARDIAN=" - 1 : 0;
+  if (at) {
+    s.role = (char*)at;
+    at += 2;
+  }
+  if (!at || argc < 3 || !number(&at, &s.parent) || !number(&at, &s.kill) || !number(&at, &s.exe) ||
+      !number(&at, &s.spec) || !number(&at, &s.report) || !number(&at, &s.tty) ||
+      !number(&at, &s.death_signal) || s.parent <= 0 || s.exe < 0 || s.report < 0) {
     say("rlock: internal error: the guardian was started without its state\n");
-    exit_with(70);
+    return 70;
   }
-  const char* name = env_value(envp, "RLOCK_GUARDIAN_NAME");
-  if (name) {
-    sys3(__NR_prctl, k_pr_set_name, (long)name, 0);
+  sys3(__NR_prctl, k_pr_set_name, (long)"rlock-guardian", 0);
+  sys3(__NR_prctl, k_pr_set_child_subreaper, 1, 0);
+  sys3(__NR_prctl, k_pr_set_pdeathsig, s.death_signal, 0);
+  /* rlock started it with every signal blocked; they stay so. */
+  uint64_t all = ~(uint64_t)0;
+  sys6(__NR_rt_sigprocmask, k_sig_block, (long)&all, 0, 8, 0, 0);
+  uint64_t wake = (1ULL << (k_sigchld - 1)) | (1ULL << (s.death_signal - 1));
+  long signals = sys6(__NR_signalfd4, -1, (long)&wake, 8, k_sfd_cloexec, 0, 0);
+  /* Not for CMD. */
+  sys3(__NR_fcntl, s.exe, k_f_setfd, k_fd_cloexec);
+  sys3(__NR_fcntl, s.report, k_f_setfd, k_fd_cloexec);
+  if (s.spec >= 0) {
+    sys3(__NR_fcntl, s.spec, k_f_setfd, k_fd_cloexec);
+  }
+  if (signals < 0 || sys3(__NR_getppid, 0, 0, 0) != s.parent) {
+    hand_over(&s, argv, envp); /* rlock is gone already (or this cannot wait) */
   }
 
-  /* The signals stayed blocked across the exec; those that came meanwhile
-   * are pending and are read here first. SIGCHLD must be among them (it is
-   * what wakes this loop when the supervisor ends). */
-  mask |= 1ULL << (k_sigchld - 1);
-  sys6(__NR_rt_sigprocmask, k_sig_block, (long)&mask, 0, 8, 0, 0);
-  long fd = sys6(__NR_signalfd4, -1, (long)&mask, 8, k_sfd_cloexec, 0, 0);
-  if (fd < 0) {
-    become_rlock((int)exe_fd, argv, envp, 0); /* rlock's own image watches instead */
+  int failed[2];
+  long cmd = sys3(__NR_pipe2, (long)failed, k_o_cloexec, 0);
+  if (cmd == 0) {
+    cmd = sys6(__NR_clone, k_sigchld, 0, 0, 0, 0, 0);
   }
+  if (cmd == 0) {
+    become_cmd(&s, argv, envp, failed[1]);
+  }
+  if (cmd < 0) {
+    report(&s, guardian_failed, (int)-cmd);
+    return 0;
+  }
+  sys3(__NR_setpgid, cmd, cmd, 0);
+  sys3(__NR_close, failed[1], 0, 0);
+  int32_t err = 0;
+  long n;
+  while ((n = sys3(__NR_read, failed[0], (long)&err, sizeof err)) == -k_eintr) {
+  }
+  sys3(__NR_close, failed[0], 0, 0);
+  if (n == sizeof err) {
+    sys6(__NR_wait4, cmd, 0, 0, 0, 0, 0);
+    report(&s, guardian_failed, err);
+    return 0;
+  }
+  report(&s, guardian_started, (int)cmd);
+
   for (;;) {
-    struct wait_info info;
-    memset(&info, 0, sizeof info);
-    long r = sys6(__NR_waitid, k_p_pid, (long)supervisor, (long)&info, k_wexited | k_wnohang | k_wnowait, 0, 0);
-    if (r == 0 && info.pid == (int32_t)supervisor) {
-      if (info.code == k_cld_exited) {
-        sys6(__NR_waitid, k_p_pid, (long)supervisor, (long)&info, k_wexited, 0, 0);
-        exit_with(info.status & 0xff);
+    int status = 0, end = 0, ended = 0;
+    long pid;
+    while ((pid = sys6(__NR_wait4, -1, (long)&status, k_wnohang | k_wuntraced, 0, 0, 0)) > 0) {
+      if (pid != cmd) {
+        continue; /* an orphan of CMD's tree */
       }
-      /* Killed: rlock's own image reaps it, kills CMD's tree and says so. */
-      become_rlock((int)exe_fd, argv, envp, info.status);
-    } else if (r < 0 && r != -k_eintr) {
-      become_rlock((int)exe_fd, argv, envp, 0); /* cannot happen: let rlock judge */
-    }
-    struct signal_info taken[8];
-    long n = sys3(__NR_read, fd, (long)taken, sizeof taken);
-    for (long i = 0; n > 0 && i < n / (long)sizeof taken[0]; ++i) {
-      int sig = (int)taken[i].signo;
-      if (sig != k_sigchld && sig != k_sigttou) {
-        sys3(__NR_kill, (long)supervisor, sig, 0); /* once each, as rlock's guardian does */
+      if ((status & 0xff) == 0x7f) {
+        report(&s, guardian_stopped, status);
+      } else {
+        ended = 1;
+        end = status;
       }
     }
+    /* CMD's end, and whether anything of its tree is left: what rlock waits
+     * for before it releases. After the last, nothing but exit: rlock may be
+     * gone at once, and this must not take that for its death. */
+    if (ended) {
+      report(&s, pid == -k_echild ? guardian_exited_last : guardian_exited, end);
+    }
+    if (pid == -k_echild) {
+      return 0; /* nothing of CMD's tree is left */
+    }
+    if (sys3(__NR_getppid, 0, 0, 0) != s.parent) {
+      if (!s.kill && s.spec < 0) {
+        return 0; /* --on-lost ignore and no lock: nothing to do */
+      }
+      hand_over(&s, argv, envp);
+    }
+    char taken[128 * 4];
+    sys3(__NR_read, signals, (long)taken, sizeof taken);
   }
+}
+
+#ifdef RLOCK_GUARDIAN_STANDALONE
+
+void guardian_start(long* stack);
+__attribute__((used, noinline)) void guardian_start(long* stack) {
+  int argc = (int)stack[0];
+  char** argv = (char**)(stack + 1);
+  exit_with(rlock_guardian_main(argc, argv, argv + argc + 1));
 }
 
 __asm__(".text\n"
@@ -231,5 +334,7 @@ __asm__(".text\n"
         "  xor %rbp, %rbp\n"
         "  mov %rsp, %rdi\n"
         "  and $-16, %rsp\n"
-        "  call guardian_main\n"
+        "  call guardian_start\n"
         "  hlt\n");
+
+#endif

@@ -3,7 +3,7 @@
 #   . "$(dirname "$0")/chaos_lib.sh"
 #
 # Everything here stays on 127.0.0.1, every wait is bounded, and every process a
-# scenario starts is killed on exit: rlock runs (and so their supervisors and
+# scenario starts is killed on exit: rlock runs (and so their guardians and
 # children) carry CHAOS_RUN=$TEST_TMP in their environment, and chaos_cleanup
 # SIGKILLs whatever still has it, plus the pids in $TEST_TMP/*.pid.
 
@@ -29,7 +29,7 @@ sleep_ms() { sleep "$(awk -v m="$1" 'BEGIN { printf "%.3f", m / 1000 }')"; }
 # rand_ms LO HI: a random number of ms in [LO, HI].
 rand_ms() { echo $(( $1 + RANDOM % ($2 - $1 + 1) )); }
 
-# Pids whose environment carries this scenario's marker (rlock, its supervisor,
+# Pids whose environment carries this scenario's marker (rlock, its guardian,
 # the witness and anything they started), this shell excluded.
 chaos_procs() { procs_with_env "CHAOS_RUN=$TEST_TMP" | grep -vx "$$"; }
 no_chaos_procs() { [ -z "$(chaos_procs)" ]; }
@@ -163,7 +163,7 @@ cached_scripts() { rcli INFO memory | tr -d '\r' | sed -n 's/^number_of_cached_s
 # within seconds, fencing counters and histories (rlock_log:) are not lock keys.)
 hygiene_checks() {
   local label=$1 allowed=${2:-'^(redisson_lock_token|redisson_unlock_latch|rlock_acquire_latch|rlock_log):'}
-  check "$label: no process of the scenario is left (rlock, supervisor, children)" wait_until 5 no_chaos_procs
+  check "$label: no process of the scenario is left (rlock, guardian, children)" wait_until 5 no_chaos_procs
   local left; left=$(chaos_procs | head -5 | xargs -r ps -o pid=,args= -p 2>/dev/null)
   [ -n "$left" ] && echo "  left: $left"
   local keys

@@ -50,10 +50,9 @@ own_clock_case() {
   sampler_start "$f.samples" "$f.stop" EXISTS "$name"
   bg "$f" run --ttl "$TTL" "$name" -- sh -c "$STAMPED" "$f" 3
   wait_until 5 has_file "$f.start" || { record held 0 "case $c: the command never started"; touch "$f.stop"; return; }
-  # The supervisor (rlock-run, the guardian's child) is the process whose clock
-  # matters: it takes, renews and releases the lock. The guardian only waits, and
-  # re-executes itself with an environment of its own (no LD_PRELOAD) after 50 ms.
-  local sup; sup=$(pgrep -P "$BG_PID" -x rlock-run | head -n1)
+  # rlock, the process started, is the one whose clock matters: it takes,
+  # renews and releases the lock (CMD's guardian, a static program, only waits).
+  local sup=$BG_PID
   record shim "$([ -n "$sup" ] && grep -q fakeclock "/proc/$sup/maps" 2>/dev/null && echo 1 || echo 0)" "case $c"
   # Jump rlock's clock while its command runs (3s, 1.5s lease: renewals every
   # 0.5s): +1h, then -1h, then back.
@@ -73,7 +72,7 @@ own_clock_case() {
   record quiet "$([ ! -s "$f.err" ] && echo 1 || echo 0)" "case $c: $(head -c 200 "$f.err")"
 }
 lanes 4 20 60 own_clock_case
-verdict shim "the clock shim is loaded into each supervisor (rlock-run)"
+verdict shim "the clock shim is loaded into each rlock"
 verdict held "rlock clock +1h/-1h: the lock never disappeared while its command ran"
 verdict rc0 "rlock clock +1h/-1h: every run exited 0"
 verdict quiet "rlock clock +1h/-1h: nothing on stderr"

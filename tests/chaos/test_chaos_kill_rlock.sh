@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Chaos 2 - rlock SIGKILLed while its command holds the lock (20 cases). The
-# command dies with it (rlock's supervising process gets the parent-death
-# signal, SIGKILLs CMD's tree and releases the lock: no orphan keeps working
-# unprotected): the command dies, and no waiter queued on the lock gets in
+# command dies with it (CMD's guardian gets the parent-death signal and starts
+# rlock again, which SIGKILLs CMD's tree and releases the lock: no orphan keeps
+# working unprotected): the command dies, and no waiter queued on the lock gets in
 # while it lives (the witness oracle's flock: the kernel drops it at the
-# holder's exit), and the holder's lease ended by the supervisor's release, not
+# holder's exit), and the holder's lease ended by that release, not
 # by running out (the server's MONITOR log). How long each took is printed
 # (bench/run --only reaction measures it on an idle machine).
 . "$(dirname "$0")/../integration/lib.sh"
@@ -59,7 +59,7 @@ lanes 4 $CASES 90 one_case
 monitor_stop
 verdict started "the holder's command started"
 verdict child_died "the command died (after the SIGKILL: $(summary death_ms ms); the waiter's HSET after that death stamp: $(summary gap_ms ms))"
-verdict handover "the holder's lease ended by the supervisor's release, not by running out (waiter in after the kill: $(summary handover_ms ms))"
+verdict handover "the holder's lease ended by the release after the kill, not by running out (waiter in after the kill: $(summary handover_ms ms))"
 verdict waiter_rc "the waiter's run exited 0"
 verdict no_overlap "no overlap seen by the oracle: the waiter's command never ran beside the killed one"
 hygiene_checks kill-rlock

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Chaos 3 - rlock SIGSTOPped for 2.5s, longer than its 1.5s lease, then
 # continued (20 cases): both of its processes, the one the caller started and
-# its supervisor (rlock-run), as a frozen host or `kill -STOP` of the job would. Meanwhile the lease runs out and a waiter takes the
+# CMD's guardian (rlock-guardian), as a frozen host or `kill -STOP` of the job would. Meanwhile the lease runs out and a waiter takes the
 # lock: the oracle must see that overlap (it proves the oracle works; no lease
 # lock can prevent it). When continued, rlock sees on its monotonic clock that
 # its deadline passed and SIGKILLs the command at once: no SIGTERM and no grace
@@ -35,10 +35,10 @@ one_case() {
   # machine makes that slow.
   bg "$f.w" run -w 20s "$name" -- "$WITNESS" --hold 4 --write-every 0.1 --tag w
   sleep_ms "$(rand_ms 50 500)"
-  local supervisor; supervisor=$(pgrep -P "$holder" -x rlock-run)
-  kill -STOP "$holder" $supervisor
+  local guardian; guardian=$(pgrep -P "$holder" -x rlock-guardian)
+  kill -STOP "$holder" $guardian
   sleep 2.5
-  kill -CONT "$holder" $supervisor
+  kill -CONT "$holder" $guardian
   local took
   took=$(wait_dead "$witness" 10)
   record kill_ms 1 "$took"

@@ -38,15 +38,15 @@ refused() {
   check "$1 stays" key_there "$1"
 }
 
-# --- a live holder: run's supervisor
+# --- a live holder: run (the rlock process started, which holds and renews)
 "$RLOCK" run live --ttl 10s -- sleep 30 &
 run_pid=$!
 _pids+=("$run_pid")
 wait_until 5 key_there live
 r status live --json
 sup=$(jget "$OUT" locks.0.holder.pid)
-check "run records its supervisor (a child of the rlock started here)" test "$(sed 's/.*) //' /proc/"$sup"/stat | cut -d' ' -f2)" = "$run_pid"
-check "run records the supervisor's start time" test "$(jget "$OUT" locks.0.holder.start_ticks)" = "$(ticks_of "$sup")"
+check "run records itself (the rlock started here, pid $run_pid; recorded $sup)" test "$sup" = "$run_pid"
+check "run records its start time" test "$(jget "$OUT" locks.0.holder.start_ticks)" = "$(ticks_of "$sup")"
 r force-unlock --if-dead live
 expect_rc 1 "--if-dead refuses a live holder"
 check "says: alive, pid, command, since" grep -q "not removed: alive: pid $sup (sleep 30) still runs, holding it since 20" <<<"$ERR"
@@ -61,7 +61,7 @@ kill "$run_pid"; wait "$run_pid" 2>/dev/null
 
 # --- issue 19 defect 3: an acquire's token re-entered by a renewing run. The
 # acquire's process is gone, but the run keeps the lock alive: the re-entry
-# makes the record name the run's supervisor, and a renewal within the last
+# makes the record name the run, and a renewal within the last
 # lease is proof of life. Before the fix --if-dead said "pid ... is gone",
 # removed the lock, an intruder took it, and the run ended 76.
 re_tok=$(bash -c '"$1" acquire RE; true' _ "$RLOCK")
@@ -75,7 +75,7 @@ check "the run re-entered RE" wait_until 5 re_count
 re_renewed() { rcli HGET RE rlock:meta | grep -q renewed_at_ms; }
 check "the run renewed RE" wait_until 5 re_renewed
 re_sup=$(rcli HGET RE rlock:meta | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
-check "the record names the run's supervisor now (pid $re_sup, not $re_acq)" test "$re_sup" != "$re_acq" -a -d "/proc/$re_sup"
+check "the record names the run now (pid $re_sup, not $re_acq)" test "$re_sup" != "$re_acq" -a -d "/proc/$re_sup"
 r force-unlock --if-dead RE
 expect_rc 1 "--if-dead refuses a lock re-entered by a live, renewing run"
 check "RE: says it is alive" grep -q "not removed: alive" <<<"$ERR"

@@ -1,94 +1,152 @@
 #!/usr/bin/env bash
-# run's guardian (the process the caller started, which forks the supervisor
-# rlock-run) becomes a small program right after the fork (issue 21;
-# Guardian::become_small, src/guardian/guardian.c executed from a memfd): it
-# keeps its pid, name, command line, children and signals, but none of what
-# rlock did before the fork: not its memory (parsing, heap, mapped text), not
-# its environment, so not the password rlock was given in RLOCK_PASSWORD
-# either. It still passes signals on and returns CMD's status; if the
-# supervisor is killed it hands over to rlock's own image, which kills CMD's
-# tree and says so.
+# run's guardian (issue 21; run::Guarded, src/guardian/guardian.c): CMD is not
+# rlock's child but a small program's, executed from a memfd, which is a child
+# subreaper with a parent-death signal. rlock (the process the caller started)
+# takes, renews and releases the lock; the guardian holds nothing of rlock's
+# memory and no password, reports CMD's end, and when rlock is SIGKILLed
+# executes rlock again, which kills CMD's tree and releases the lock. If the
+# guardian itself is killed, rlock stops CMD and releases.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/run_helpers/common.sh"
 REDIS_AUTH_ARGS="-a pw-Gu4rd --no-auth-warning"
 start_redis --requirepass pw-Gu4rd
-unset REDIS_URL REDISCLI_AUTH RLOCK_PASSWORD_FILE
+unset REDIS_URL REDISCLI_AUTH RLOCK_PASSWORD_FILE RLOCK_PASSWORD
 SECRET=pw-Gu4rd
+URL="redis://:$SECRET@127.0.0.1:$REDIS_PORT"
+count_of() { rcli HVALS "$1" | grep -x '[0-9]*'; }
 env_of() { tr '\0' '\n' <"/proc/$1/environ"; }
+holds_fd_to() { ls -l "/proc/$1/fd" 2>/dev/null | grep -q "$2"; }
 
 T=$TEST_TMP/g
-BG_ENV=("RLOCK_PASSWORD=$SECRET" RLOCK_TEST_MARK=marked)
-bg "$T" run G --ttl 3s -- sh -c 'echo $$ >$1.sh.pid; exec sleep 600' sh "$T"
-guardian=$BG_PID
+BG_ENV=(RLOCK_TEST_MARK=marked)
+bg "$T" -u "$URL" run G --ttl 3s -- sh -c 'echo $$ >$1.sh.pid; exec sleep 600' sh "$T"
+rlock_pid=$BG_PID
 sh_pid=$(pid_of "$T.sh.pid")
 check "G is held" wait_until 5 key_there G
-supervisor=$(pgrep -P "$guardian" | head -1)
-check "the guardian has one child, the supervisor ($supervisor)" test -n "$supervisor"
-check "the supervisor is named rlock-run" test "$(cat "/proc/$supervisor/comm" 2>/dev/null)" = rlock-run
-re_executed() { ! grep -q "^RLOCK_TEST_MARK=" <(tr "\0" "\n" <"/proc/$1/environ"); }
-check "the guardian was re-executed: none of the caller's environment" wait_until 2 re_executed "$guardian"
-check "... as the small program ($(readlink "/proc/$guardian/exe"))" \
+guardian=$(pgrep -P "$rlock_pid" | head -1)
+check "rlock has one child, the guardian ($guardian)" test -n "$guardian"
+check "... named rlock-guardian" test "$(cat "/proc/$guardian/comm" 2>/dev/null)" = rlock-guardian
+check "... the small program ($(readlink "/proc/$guardian/exe"))" \
   grep -q '^/memfd:rlock-guardian' <(readlink "/proc/$guardian/exe")
 check "... which maps no file (no copy of rlock's text)" \
   test "$(awk '/^RssFile:/ { print $2 }' "/proc/$guardian/status")" = 0
-# Between the exec and the small program's first step the kernel names it after
-# the memfd's fd number. Its name is back once it runs.
-own_name() { test "$(cat "/proc/$guardian/comm")" = "$(basename "$RLOCK" | cut -c1-15)"; }
-check "the guardian keeps its name ($(cat "/proc/$guardian/comm"))" wait_until 2 own_name
-check "the guardian keeps its command line" grep -qF "run G --ttl 3s -- sh -c" <(tr '\0' ' ' <"/proc/$guardian/cmdline")
-check "the supervisor has the caller's environment (it renews with the password)" \
-  grep -qx RLOCK_TEST_MARK=marked <(env_of "$supervisor")
-check "the guardian's environment holds no password" \
-  bash -c '! grep -qaF "$2" "/proc/$1/environ"' _ "$guardian" "$SECRET"
+check "CMD is the guardian's child" test "$(awk '{ print $4 }' "/proc/$sh_pid/stat")" = "$guardian"
+check "... in a process group of its own" test "$(ps -o pgid= -p "$sh_pid" | tr -d ' ')" = "$sh_pid"
+check "the lock's record names rlock's pid" grep -qF "\"pid\":$rlock_pid," <(rcli HGET G rlock:meta)
+check "no password in the guardian's command line or environment" \
+  bash -c '! grep -qaF "$2" "/proc/$1/environ" "/proc/$1/cmdline"' _ "$guardian" "$SECRET"
+check "no password in CMD's environment" bash -c '! grep -qaF "$2" "/proc/$1/environ"' _ "$sh_pid" "$SECRET"
+check "CMD has the caller's environment, not the guardian's state" \
+  eval 'env_of "$sh_pid" | grep -qx RLOCK_TEST_MARK=marked && ! env_of "$sh_pid" | grep -q "^RLOCK_GUARDIAN="'
+check "the guardian holds what rlock needs after its death (a memfd)" holds_fd_to "$guardian" 'memfd:rlock-release'
+check "... and CMD does not" bash -c '! ls -l "/proc/$1/fd" | grep -q memfd' _ "$sh_pid"
 grep -E '^(VmRSS|RssAnon)' "/proc/$guardian/status" | tr -s ' \n' ' ' | sed 's/^/  guardian: /'; echo
-grep -E '^(VmRSS|RssAnon)' "/proc/$supervisor/status" | tr -s ' \n' ' ' | sed 's/^/  supervisor: /'; echo
+grep -E '^(VmRSS|RssAnon)' "/proc/$rlock_pid/status" | tr -s ' \n' ' ' | sed 's/^/  rlock: /'; echo
 
-# It still passes a signal on: SIGTERM to the guardian ends CMD, the lock is released.
-kill -TERM "$guardian"
-check "SIGTERM to the guardian: rlock ends" wait_until 5 bg_done "$T"
+# SIGTERM to rlock reaches CMD once; the lock is released, the guardian gone.
+kill -TERM "$rlock_pid"
+check "SIGTERM to rlock: rlock ends" wait_until 5 bg_done "$T"
 check "... CMD was stopped" wait_until 2 dead "$sh_pid"
 check "... with CMD's status 128+15 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 143
-check "... and G was released" key_gone G
+check "... G was released" key_gone G
+check "... and the guardian is gone" wait_until 2 dead "$guardian"
+BG_ENV=()
 
-# The supervisor SIGKILLed: the small guardian hands over to rlock's image, which
-# kills CMD's tree and says so.
+# rlock SIGKILLed: the guardian executes rlock again, which kills CMD's tree,
+# releases at once (not at the lease's end) and says so.
 T=$TEST_TMP/k
-bg "$T" run G2 --ttl 3s -- sh -c 'echo $$ >$1.sh.pid; exec sleep 600' sh "$T"
-guardian=$BG_PID
-sh_pid=$(pid_of "$T.sh.pid")
+bg "$T" -u "$URL" run G2 --ttl 20s -- sh -c 'echo $$ >$1.sh.pid; sh -c "echo \$\$ >$1.gc.pid; exec sleep 600" & wait' sh "$T"
+rlock_pid=$BG_PID
+sh_pid=$(pid_of "$T.sh.pid"); gc_pid=$(pid_of "$T.gc.pid")
 check "G2 is held" wait_until 5 key_there G2
-supervisor=$(pgrep -P "$guardian" | head -1)
-wait_until 2 re_executed "$guardian"
-kill -9 "$supervisor"
-check "supervisor killed: rlock ends" wait_until 5 bg_done "$T"
-check "... CMD was killed by the guardian" wait_until 2 dead "$sh_pid"
+guardian=$(pgrep -P "$rlock_pid" | head -1)
+kill -9 "$rlock_pid"
+check "rlock SIGKILLed: CMD is killed" wait_until 2 dead "$sh_pid"
+check "... and its child" wait_until 2 dead "$gc_pid"
+check "... G2 is released at once (TTL 20s)" wait_until 3 key_gone G2
+check "... the guardian is gone" wait_until 2 dead "$guardian"
+check "... it says so, naming the lock ($(head -c 300 "$T.err"))" \
+  grep -qF 'run "G2"' "$T.err"
+check "... with no password in what it says" bash -c '! grep -qF "$1" "$2"' _ "$SECRET" "$T.err"
+
+# Nested: a run inside a run re-enters its lock; SIGKILL of the inner rlock
+# releases only the inner level: the outer run still holds the lock.
+T=$TEST_TMP/n
+bg "$T" -u "$URL" run G3 --ttl 20s -- sh -c '
+  "$2" -u "$3" run G3 -- sh -c "echo \$PPID >$1.inner_guardian.pid; exec sleep 600" & echo $! >$1.inner.pid
+  wait; echo inner-ended; sleep 600' sh "$T" "$RLOCK" "$URL"
+inner=$(pid_of "$T.inner.pid")
+pid_of "$T.inner_guardian.pid" >/dev/null
+check "nested: G3 re-entered (count 2)" wait_until 3 eval '[ "$(count_of G3)" = 2 ]'
+kill -9 "$inner"
+check "nested: inner rlock SIGKILLed, its level released (count 1)" wait_until 3 eval '[ "$(count_of G3)" = 1 ]'
+check "... the outer run goes on" wait_until 2 grep -q inner-ended "$T.out"
+sleep 0.3
+check "... still holding G3 with count 1" test "$(count_of G3)" = 1
+kill -TERM "$BG_PID"
+check "... and ends on SIGTERM, releasing it" wait_until 5 key_gone G3
+
+# --on-lost ignore: rlock SIGKILLed leaves CMD running, and the lock is released.
+T=$TEST_TMP/i
+bg "$T" -u "$URL" run G4 --ttl 20s --on-lost ignore -- sh -c 'echo $$ >$1.sh.pid; exec sleep 600' sh "$T"
+sh_pid=$(pid_of "$T.sh.pid")
+check "--on-lost ignore: G4 is held" wait_until 5 key_there G4
+kill -9 "$BG_PID"
+check "--on-lost ignore: G4 is released at once" wait_until 3 key_gone G4
+check "... CMD goes on" alive "$sh_pid"
+kill -9 "$sh_pid"
+
+# The guardian killed: rlock stops CMD (SIGKILL), releases, and says why.
+T=$TEST_TMP/gk
+bg "$T" -u "$URL" run G5 --ttl 20s -- sh -c 'echo $$ >$1.sh.pid; exec sleep 600' sh "$T"
+rlock_pid=$BG_PID
+sh_pid=$(pid_of "$T.sh.pid")
+check "G5 is held" wait_until 5 key_there G5
+guardian=$(pgrep -P "$rlock_pid" | head -1)
+kill -9 "$guardian"
+check "guardian SIGKILLed: rlock ends" wait_until 5 bg_done "$T"
+check "... CMD was stopped" wait_until 2 dead "$sh_pid"
 check "... exit 128+9 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 137
-check "... it says so, naming the lock" grep -qF 'run "G2"' "$T.err"
-check "... and G2's record is left to its lease, not released by the guardian" key_there G2
+check "... G5 was released" key_gone G5
+check "... it says why" grep -q "guardian" "$T.err"
 
 # Where a memfd may not be executed (vm.memfd_noexec=2, set here in a pid
-# namespace of its own: the setting is per namespace), the guardian stays
-# rlock's own image and does the same job. Needs root (as CI runs).
+# namespace of its own: the setting is per namespace), rlock's own program file
+# is the guardian and does the same job. Needs root (as CI runs).
 if [ "$(id -u)" != 0 ]; then
   echo "skip: the no-memfd-exec case needs root (unshare -p)"
 else
   inner='echo 2 >/proc/sys/vm/memfd_noexec || exit 90
-"$1" run G3 --ttl 3s -- sleep 600 & g=$!
+"$1" -q -u "$2" run G6 --ttl 20s -- sleep 600 & r=$!
 for _ in $(seq 200); do
-  s=$(pgrep -P "$g" | head -1)
-  [ -n "$s" ] && [ -n "$(pgrep -P "$s")" ] && break
+  g=$(pgrep -P "$r" | head -1)
+  [ -n "$g" ] && [ -n "$(pgrep -P "$g")" ] && break
   sleep 0.05
 done
+c=$(pgrep -P "$g")
 echo "exe $(readlink "/proc/$g/exe")"
 echo "comm $(cat "/proc/$g/comm")"
-kill -TERM "$g"; wait "$g"; echo "rc $?"'
-  RLOCK_PASSWORD=$SECRET timeout 60 unshare -p -f --mount-proc bash -c "$inner" _ "$RLOCK" \
+kill -TERM "$r"; wait "$r"; echo "rc $?"
+"$1" -q -u "$2" run G7 --ttl 20s -- sleep 600 & r=$!
+for _ in $(seq 200); do
+  g=$(pgrep -P "$r" | head -1)
+  [ -n "$g" ] && c=$(pgrep -P "$g") && [ -n "$c" ] && break
+  sleep 0.05
+done
+kill -9 "$r"
+for _ in $(seq 100); do kill -0 "$c" 2>/dev/null || break; sleep 0.05; done
+kill -0 "$c" 2>/dev/null && echo "cmd alive" || echo "cmd dead"'
+  timeout 60 unshare -p -f --mount-proc bash -c "$inner" _ "$RLOCK" "$URL" \
     >"$TEST_TMP/ns.out" 2>"$TEST_TMP/ns.err"
   echo "  no memfd exec: $(tr '\n' ' ' <"$TEST_TMP/ns.out")"
-  check "no memfd exec: the guardian is rlock's own image" grep -qx "exe $(readlink -f "$RLOCK")" "$TEST_TMP/ns.out"
-  check "... it passes SIGTERM on, CMD ends with 128+15" grep -qx "rc 143" "$TEST_TMP/ns.out"
-  check "... and G3 was released" key_gone G3
-  check "... nothing on stderr ($(head -c 300 "$TEST_TMP/ns.err"))" test ! -s "$TEST_TMP/ns.err"
+  check "no memfd exec: the guardian is rlock's own program file" grep -qx "exe $(readlink -f "$RLOCK")" "$TEST_TMP/ns.out"
+  check "... named rlock-guardian" grep -qx "comm rlock-guardian" "$TEST_TMP/ns.out"
+  check "... SIGTERM reaches CMD, which ends with 128+15" grep -qx "rc 143" "$TEST_TMP/ns.out"
+  check "... and G6 was released" key_gone G6
+  check "... rlock SIGKILLed: CMD is killed" grep -qx "cmd dead" "$TEST_TMP/ns.out"
+  check "... and G7 released" wait_until 3 key_gone G7
+  check "... it says so on stderr ($(head -c 300 "$TEST_TMP/ns.err"))" \
+    grep -q 'run "G7".*was killed' "$TEST_TMP/ns.err"
 fi
 
 finish

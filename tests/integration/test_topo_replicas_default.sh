@@ -262,6 +262,7 @@ for i in 1 2; do
   [ "$i" = 2 ] && break
   start_node "$OLD" # back, empty: becomes the new primary's replica
   settle_after_failover "$NEW" "$OLD" || { fail "failover $i: the set did not settle"; break; }
+  NEW=$SETTLED_PRIMARY OLD=$SETTLED_REPLICA
   wait_until 15 sentinels_settled "$NEW" "$OLD" good || { fail "failover $i: the replica is not good"; break; }
   wait_until 15 acks "$NEW" || { fail "failover $i: the new replica does not acknowledge writes"; break; }
   PRIMARY_PORT=$NEW REPLICA_PORT=$OLD

@@ -124,6 +124,7 @@ check "no 'rlock: ' error on stderr" eval '! grep -v -e "^rlock: warning: " -e "
 [ -s "$T.err" ] && sed 's/^/  run stderr: /' "$T.err" | head -n 5
 
 check "the set settles: $NEW primary, $OLD its replica" settle_after_failover "$NEW" "$OLD"
+NEW=${SETTLED_PRIMARY:-$NEW} OLD=${SETTLED_REPLICA:-$OLD}
 PRIMARY_PORT=$NEW REPLICA_PORT=$OLD
 r -u "$SENTINEL_URL" acquire AFTER --owner oa
 expect_rc 0 "acquire after the failover goes to the new primary"

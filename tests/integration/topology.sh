@@ -267,12 +267,20 @@ all_sentinels_name() {
 # settle_after_failover NEW OLD: once the sentinels name NEW, make OLD its replica
 # at once (REPLICAOF, as the sentinels would do some 10s later) and wait until the
 # set is settled. Bounded: 40s (a loaded CI machine once needed more than 25s).
-# Not settled: prints what each node and sentinel says.
+# Sets SETTLED_PRIMARY and SETTLED_REPLICA: on a loaded machine the sentinels may
+# judge NEW down meanwhile and fail over back to OLD (seen once in CI), a settled
+# set all the same. Not settled: prints what each node and sentinel says.
 settle_after_failover() {
+  SETTLED_PRIMARY=$1 SETTLED_REPLICA=$2
   wait_until 10 all_sentinels_name "$1" || { sentinel_views "$1" "$2"; return 1; }
   [ "$(role_of "$2")" = slave ] || ccli "$2" REPLICAOF 127.0.0.1 "$1" >/dev/null
-  wait_until 30 sentinels_settled "$1" "$2" || { sentinel_views "$1" "$2"; return 1; }
+  wait_until 30 settled_either_way "$1" "$2" || { sentinel_views "$1" "$2"; return 1; }
+  if ! sentinels_settled "$1" "$2"; then
+    SETTLED_PRIMARY=$2 SETTLED_REPLICA=$1
+    echo "  the sentinels failed over back to $2 meanwhile: $2 primary, $1 its replica"
+  fi
 }
+settled_either_way() { sentinels_settled "$1" "$2" || sentinels_settled "$2" "$1"; }
 # sentinel_views PRIMARY REPLICA: the nodes' roles and links and each sentinel's
 # view, for a failure message.
 sentinel_views() {

@@ -36,9 +36,14 @@
 #include <cstring>
 #include <fstream>
 
+extern char** environ;
+
 namespace rlock::cli {
 
 namespace {
+
+// rlock's command line as it was given, before scrub_argv (cmd_run's release spec).
+std::vector<std::string> g_original_args;
 
 const char* getenv_wrapper(const char* name) {
   return std::getenv(name);
@@ -534,7 +539,7 @@ int cmd_run(Context& ctx) {
     command += (command.empty() ? "" : " ") + arg;
   }
   command = recorded_command(command);
-  spec.request = lock_request(ctx, {}); // its info: the supervisor's, after the fork
+  spec.request = lock_request(ctx, {});
   spec.locks = ctx.locks;
   spec.child_argv = inv.child_argv;
   // CMD gets no password from rlock: the URL without it, and the password
@@ -573,17 +578,18 @@ int cmd_run(Context& ctx) {
   spec.once_per = inv.once_per;
   spec.label = ctx.label;
   SignalFd signals = run::make_run_signals();
-  run::Guardian guardian(spec.on_lost != run::OnLost::ignore);
-  if (!guardian.fork_supervisor()) {
-    // The caller's rlock: passes signals on and waits, as a small program
-    // that holds nothing of what was done before the fork.
-    guardian.become_small(signals, spec.label);
-    return guardian.watch(signals, spec.label); // it could not
-  }
-  // In the supervisor: it holds and renews the lock, so its record names it.
+  // This process holds and renews the lock: its record names it.
   spec.request.info = holder_info(getpid(), command);
   spec.request.renews = true;
   lock::configure_history(inv.history, spec.request.info);
+  // Should this process be killed, CMD's guardian starts rlock again with
+  // this to release the lock: the command line as given (passwords included:
+  // argv is scrubbed by now) and the environment as it was.
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    env.emplace_back(*e);
+  }
+  spec.release_spec = run::encode_release_spec(spec.request.owner, g_original_args, env);
   run::RunAcquisition acquisition;
   {
     WaitDisplay display; // cleared before CMD starts
@@ -677,7 +683,11 @@ std::string subcommand_names() {
   return out;
 }
 
-int execute(const Invocation& inv, std::string& context) {
+namespace {
+
+// What every handler works with: the store (nothing connected yet), each
+// name's keys, and `context` for error lines.
+Context make_context(const Invocation& inv, std::string& context) {
   auto endpoints = resolve_endpoints(inv.global);
   if (const auto& tls = inv.global.tls) {
     for (auto& endpoint : endpoints) {
@@ -716,10 +726,16 @@ int execute(const Invocation& inv, std::string& context) {
                               : fmt::format("{} {} on {}", inv.sub->name,
                                             comma_list(inv.names, ", ", [](const std::string& name) { return quote(name); }),
                                             store->describe());
-  if (!inv.sub->takes_command) { // run: the supervisor names itself, after the fork
+  return Context{inv, std::move(store), std::move(locks), context};
+}
+
+} // namespace
+
+int execute(const Invocation& inv, std::string& context) {
+  Context ctx = make_context(inv, context);
+  if (!inv.sub->takes_command) { // run names itself (cmd_run)
     lock::configure_history(inv.history, holder_info(getppid(), process_command(getppid())));
   }
-  Context ctx{inv, std::move(store), std::move(locks), context};
   return inv.sub->handler(ctx);
 }
 
@@ -736,6 +752,7 @@ int main_unflushed(int argc, char** argv) {
   auto plugin = [&] { return is_check(subcommand_in(argc, argv)); };
   try {
     auto parsed = parse(argc, argv, getenv_wrapper);
+    g_original_args.assign(argv, argv + argc); // for run's release after its death (cmd_run)
     scrub_argv(argc, argv); // parsed: the password is in rlock's memory now
     if (!parsed.invocation) {
       fmt::print("{}", parsed.output);
@@ -771,12 +788,62 @@ int main_unflushed(int argc, char** argv) {
   }
 }
 
+// `rlock run` was killed: its guardian executed rlock again, which has
+// killed CMD's tree by now (run::resume_orphaned). Releases the locks the run
+// held, parsing its command line and environment as it did, with one
+// owner-checked try; says what happened.
+int release_orphaned(const run::Orphaned& orphaned) {
+  const std::string what = orphaned.killed ? "CMD's tree was stopped (SIGKILL)"
+                                           : "--on-lost ignore: CMD goes on unprotected";
+  if (!orphaned.spec) {
+    log::error("rlock run (pid {}) was killed; {}", orphaned.run_pid, what);
+    return 0;
+  }
+  const auto& spec = *orphaned.spec;
+  std::string context = "run";
+  try {
+    ::clearenv();
+    for (const auto& entry : spec.env) {
+      auto eq = entry.find('=');
+      if (eq != std::string::npos && eq > 0) {
+        ::setenv(entry.substr(0, eq).c_str(), entry.c_str() + eq + 1, 1);
+      }
+    }
+    std::vector<std::string> args = spec.args;
+    std::vector<char*> argv;
+    for (auto& arg : args) {
+      argv.push_back(arg.data());
+    }
+    argv.push_back(nullptr);
+    auto parsed = parse(static_cast<int>(args.size()), argv.data(), getenv_wrapper);
+    if (!parsed.invocation) {
+      throw Error(Outcome::failed, "its command line no longer parses");
+    }
+    const auto& inv = *parsed.invocation;
+    log::g_level = inv.global.level;
+    Context ctx = make_context(inv, context);
+    lock::configure_history(inv.history, holder_info(getpid(), "rlock run (released after rlock was killed)"));
+    auto released = lock::release_all(*ctx.store, ctx.locks, inv.mode.mode, spec.owner, false,
+                                      redis::RetryPolicy::Mode::one_shot);
+    log::error("{}: rlock (pid {}) was killed; {}; lock released", context, orphaned.run_pid, what);
+    lock::warn_unreleased(context, ctx.locks, released);
+  } catch (const std::exception& e) {
+    log::error("{}: rlock (pid {}) was killed; {}; the lock could not be released ({}): it expires by its lease",
+               context, orphaned.run_pid, what, e.what());
+  }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
-  if (auto status = run::Guardian::resume_after_exec()) {
+  if (auto status = run::guardian_entry(argc, argv)) {
+    return *status; // rlock's own image as `run`'s guardian (the small one could not be executed)
+  }
+  if (auto orphaned = run::resume_orphaned()) {
+    int status = release_orphaned(*orphaned);
     log::flush(k_final_flush);
-    return *status; // `run`'s guardian, handed back by its small image (run::Guardian::become_small)
+    return status;
   }
   int status = main_unflushed(argc, argv);
   log::flush(k_final_flush);

@@ -30,8 +30,7 @@ struct HistorySettings {
 
 using EventFields = std::vector<std::pair<std::string, std::string>>;
 
-// Set once by cli/ before any request (and by `run`'s supervisor, which names
-// itself): the settings and who this process is (host, pid, command redacted
+// Set once by cli/ before any request: the settings and who this process is (host, pid, command redacted
 // as the record has it). Read by every thread afterwards, never changed then.
 void configure_history(const HistorySettings& settings, const HolderInfo& who);
 

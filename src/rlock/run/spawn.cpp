@@ -2,9 +2,11 @@
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/run/spawn.hpp>
-#include <rlock/run/supervisor.hpp>
+#include <rlock/core/signals.hpp>
 #include <rlock/run/tree.hpp>
 #include <rlock/run/guardian_image.hpp>
+
+#include <guardian/guardian.h>
 
 #include <fmt/format.h>
 
@@ -19,7 +21,7 @@
 
 #include <cerrno>
 #include <chrono>
-#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <csignal>
 #include <cstdlib>
@@ -33,280 +35,448 @@ namespace {
 
 sighandler_t g_sigpipe_before = SIG_DFL;
 
-// Where execvp would find `file`, for running a script without "#!" through
-// /bin/sh as execvp does (posix_spawnp answers ENOEXEC instead).
-std::string find_in_path(const std::string& file) {
-  if (file.find('/') != std::string::npos) {
-    return file;
-  }
-  const char* path = std::getenv("PATH");
-  std::string_view rest = path != nullptr ? path : "/bin:/usr/bin";
-  for (;;) {
-    auto colon = rest.find(':');
-    std::string dir(rest.substr(0, colon));
-    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + file;
-    struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-        ::access(candidate.c_str(), X_OK) == 0) {
-      return candidate;
-    }
-    if (colon == std::string_view::npos) {
-      return file;
-    }
-    rest = rest.substr(colon + 1);
-  }
-}
-
-const char* signal_abbrev(int sig) {
-  const char* name = sigabbrev_np(sig);
-  return name != nullptr ? name : "?";
-}
-
 } // namespace
 
 void ignore_sigpipe() {
   g_sigpipe_before = signal(SIGPIPE, SIG_IGN);
 }
 
-pid_t guardian_group() {
-  return getpgid(getppid());
-}
-
-bool Guardian::fork_supervisor() {
-  // Before the fork: the supervisor's orphans (CMD's tree, if it is killed)
-  // must find us as their subreaper.
-  prctl(PR_SET_CHILD_SUBREAPER, 1);
-  const pid_t guardian = getpid();
-  pid_t pid = fork();
-  if (pid < 0) {
-    throw Error(Outcome::failed, fmt::format("fork: {}", std::strerror(errno)));
-  }
-  if (pid == 0) {
-    prctl(PR_SET_NAME, "rlock-run");
-    prctl(PR_SET_PDEATHSIG, parent_death_signal());
-    if (getppid() != guardian) {
-      kill(getpid(), parent_death_signal()); // it died before PDEATHSIG was set
-    }
-    setpgid(0, 0);
-    prctl(PR_SET_CHILD_SUBREAPER, 1);
-    return true;
-  }
-  setpgid(pid, pid);
-  m_supervisor = pid;
-  return false;
-}
-
 namespace {
 
-// The guardian's state across its execs (src/guardian/guardian.c reads the
-// same): "SUPERVISOR_PID KILL_FLAG EXE_FD SIGNALS_HEX".
-constexpr const char* k_guardian_env = "RLOCK_GUARDIAN_OF";
-constexpr const char* k_guardian_name_env = "RLOCK_GUARDIAN_NAME";
-constexpr const char* k_guardian_label_env = "RLOCK_GUARDIAN_LABEL";
+constexpr const char* k_guardian_env = "RLOCK_GUARDIAN";
+constexpr const char* k_guardian_argv0 = "rlock-guardian";
+constexpr const char* k_spec_magic = "rlock-release-1";
 
-// The command line as it is now (URL passwords overwritten already), so that
-// ps shows the guardian as before; empty if it cannot be read.
-std::string own_cmdline() {
-  std::string cmdline;
-  int fd = ::open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return cmdline;
-  }
-  char buf[4096];
-  ssize_t n = 0;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0) {
-    cmdline.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  if (!cmdline.empty() && cmdline.back() != '\0') {
-    cmdline.push_back('\0');
-  }
-  return cmdline;
-}
-
-} // namespace
-
-void Guardian::become_small(const SignalFd& signals, const std::string& label) {
-  if (k_guardian_image_size == 0) {
-    return; // not built for this machine
-  }
-  std::string cmdline = own_cmdline();
-  if (cmdline.empty()) {
-    return;
-  }
-  std::vector<char*> argv;
-  for (std::size_t at = 0; at < cmdline.size(); at = cmdline.find('\0', at) + 1) {
-    argv.push_back(cmdline.data() + at);
-  }
-  argv.push_back(nullptr);
-  // The small image runs this program file again if the supervisor is killed:
-  // an fd on it (not the path: a package upgrade may have replaced the file).
-  int exe = ::open("/proc/self/exe", O_RDONLY);
-  if (exe < 0) {
-    return;
-  }
-  // MFD_EXEC (Linux 6.3+) says it is meant to be executed (a kernel with
-  // vm.memfd_noexec=1 seals memfds made without it against exec; with 2 it
-  // refuses it, and the caller watches from here); older kernels refuse the flag.
-  constexpr unsigned k_mfd_exec = 0x0010U;
-  int image = static_cast<int>(::memfd_create("rlock-guardian", MFD_CLOEXEC | k_mfd_exec));
-  if (image < 0 && errno == EINVAL) {
-    image = static_cast<int>(::memfd_create("rlock-guardian", MFD_CLOEXEC));
-  }
-  if (image < 0 || ::write(image, k_guardian_image, k_guardian_image_size) !=
-                       static_cast<ssize_t>(k_guardian_image_size)) {
-    if (image >= 0) {
-      ::close(image);
-    }
-    ::close(exe);
-    return;
-  }
-  // Linux's sigset_t starts with signal N at bit N-1 of an unsigned long.
-  const unsigned long mask = *reinterpret_cast<const unsigned long*>(&signals.set());
-  char comm[17] = {};
-  prctl(PR_GET_NAME, comm);
-  std::string state = fmt::format("{}={} {} {} {:x}", k_guardian_env, m_supervisor, m_kill_if_orphaned ? 1 : 0, exe, mask);
-  std::string name_env = fmt::format("{}={}", k_guardian_name_env, comm);
-  std::string label_env = fmt::format("{}={}", k_guardian_label_env, label);
-  std::vector<char*> envp{state.data(), name_env.data(), label_env.data()};
-  // A sanitizer build's settings (where its reports go) stay, for the hand-over.
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string_view entry(*e);
-    auto eq = entry.find('=');
-    if (eq != std::string_view::npos && entry.substr(0, eq).ends_with("SAN_OPTIONS")) {
-      envp.push_back(*e);
-    }
-  }
-  envp.push_back(nullptr);
-  std::fflush(stdout);
-  log::flush(std::chrono::milliseconds(1000));
-  ::execveat(image, "", argv.data(), envp.data(), AT_EMPTY_PATH);
-  ::close(image);
-  ::close(exe);
-}
-
-std::optional<int> Guardian::resume_after_exec() {
-  const char* state = std::getenv(k_guardian_env);
-  if (state == nullptr) {
-    return std::nullopt;
-  }
-  long pid = 0;
-  int kill_flag = 0;
-  int exe = -1;
-  int fields = std::sscanf(state, "%ld %d %d", &pid, &kill_flag, &exe);
-  const char* name = std::getenv(k_guardian_name_env);
-  const char* label_env = std::getenv(k_guardian_label_env);
-  std::string label = label_env != nullptr ? label_env : "run";
-  if (name != nullptr) {
-    prctl(PR_SET_NAME, name);
-  }
-  ::unsetenv(k_guardian_env);
-  ::unsetenv(k_guardian_name_env);
-  ::unsetenv(k_guardian_label_env);
-  siginfo_t info{};
-  if (fields < 3 || pid <= 0 || pid > INT_MAX ||
-      ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
-    return std::nullopt; // not set by become_small for a child of this process
-  }
-  if (exe > STDERR_FILENO) {
-    ::close(exe); // the fd this program was started from
-  }
-  SignalFd signals = make_run_signals(); // the same set, blocked since before the exec
-  Guardian guardian(kill_flag != 0);
-  guardian.m_supervisor = static_cast<pid_t>(pid);
-  return guardian.watch(signals, label);
-}
-
-int Guardian::watch(SignalFd& signals, const std::string& label) {
-  // Looks before it waits: a hand-over from the small image comes after that
-  // image took the SIGCHLD of the supervisor's end.
-  for (;;) {
-    while (int sig = signals.take()) {
-      if (sig == SIGCHLD || sig == SIGTTOU) {
-        continue;
-      }
-      // Each signal the caller sent reaches the supervisor once; it passes it
-      // on to CMD's tree (or ends its wait for the lock).
-      kill(m_supervisor, sig);
-    }
-    int status = 0;
-    pid_t pid;
-    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-      if (pid != m_supervisor) {
-        continue; // an orphan of CMD's tree, after the supervisor died
-      }
-      if (WIFEXITED(status)) {
-        return WEXITSTATUS(status);
-      }
-      // Killed: CMD's tree is ours now, and nothing renews its lock.
-      if (m_kill_if_orphaned) {
-        kill_tree(getpid());
-      }
-      log::error("{}: rlock's supervising process (rlock-run) was killed by SIG{}; {}", label,
-                 signal_abbrev(WTERMSIG(status)),
-                 m_kill_if_orphaned ? "CMD was stopped; the lock expires by its lease"
-                                    : "--on-lost ignore: CMD goes on unprotected");
-      return 128 + WTERMSIG(status);
-    }
-    pollfd pfd{signals.fd(), POLLIN, 0};
-    ::poll(&pfd, 1, -1);
-  }
-}
-
-pid_t spawn_cmd(const std::vector<std::string>& args, bool take_terminal) {
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  // exec resets caught signals; rlock changed only SIGPIPE (ignored while it
-  // supervises) and the parent-death signal (blocked, never ignored).
+// The signals CMD must get back at their default disposition: rlock ignores
+// SIGPIPE while it supervises, and glibc's posix_spawn leaves its own
+// internal signals (32 and 33: thread cancellation, setxid) ignored in the
+// child unless they are in this set (sigaddset refuses them: sigset_t is a
+// bit array on Linux, signal N at bit N-1, so they are set directly). CMD
+// starts with nothing ignored that rlock's caller did not ignore (as with
+// flock's execvp).
+sigset_t signals_to_default() {
   sigset_t defaults;
   sigemptyset(&defaults);
   if (g_sigpipe_before == SIG_DFL) {
     sigaddset(&defaults, SIGPIPE);
   }
-  // glibc's posix_spawn leaves its own internal signals (32 and 33: thread
-  // cancellation, setxid) ignored in the child unless they are in this set,
-  // and sigaddset refuses them. sigset_t is a bit array on Linux (signal N is
-  // bit N-1): set them directly, so CMD starts with nothing ignored that
-  // rlock's caller did not ignore (as with flock's execvp).
   for (int sig = __SIGRTMIN; sig < SIGRTMIN; ++sig) {
     constexpr int k_bits = 8 * sizeof(unsigned long);
     reinterpret_cast<unsigned long*>(&defaults)[(sig - 1) / k_bits] |= 1UL << ((sig - 1) % k_bits);
   }
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  if (take_terminal) {
-    // Done in the child before exec, while glibc keeps every signal blocked
-    // there (so SIGTTOU cannot stop it).
-    posix_spawn_file_actions_addtcsetpgrp_np(&actions, STDIN_FILENO);
+  return defaults;
+}
+
+// The small guardian's image in a memfd, or -1 where it cannot be executed
+// (not built for this machine, no memfd, vm.memfd_noexec=2).
+int small_image() {
+  if (k_guardian_image_size == 0) {
+    return -1;
   }
-  std::vector<char*> argv;
+  // MFD_EXEC (Linux 6.3+) says it is meant to be executed (a kernel with
+  // vm.memfd_noexec=1 seals memfds made without it against exec; with 2 it
+  // refuses it); older kernels refuse the flag.
+  constexpr unsigned k_mfd_exec = 0x0010U;
+  int image = static_cast<int>(::memfd_create("rlock-guardian", MFD_CLOEXEC | k_mfd_exec));
+  if (image < 0 && errno == EINVAL) {
+    image = static_cast<int>(::memfd_create("rlock-guardian", MFD_CLOEXEC));
+  }
+  if (image >= 0 && ::write(image, k_guardian_image, k_guardian_image_size) !=
+                        static_cast<ssize_t>(k_guardian_image_size)) {
+    ::close(image);
+    image = -1;
+  }
+  return image;
+}
+
+// A sealed memfd holding `bytes`, or -1.
+int sealed_memfd(const char* name, const std::string& bytes) {
+  int fd = static_cast<int>(::memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (fd < 0) {
+    return -1;
+  }
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) {
+      ::close(fd);
+      return -1;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+  return fd;
+}
+
+// Where execvp would run `file`: as it is when it names a path; else the first
+// executable regular file of that name in PATH, or the first one found that is
+// not executable (its exec then fails with EACCES, 126). Empty: not found.
+std::string resolve_command(const std::string& file) {
+  if (file.find('/') != std::string::npos) {
+    return file;
+  }
+  if (file.empty()) {
+    return {};
+  }
+  const char* path = std::getenv("PATH");
+  std::string_view rest = path != nullptr ? path : "/bin:/usr/bin";
+  std::string not_executable;
+  for (;;) {
+    auto colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + file;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      if (::access(candidate.c_str(), X_OK) == 0) {
+        return candidate;
+      }
+      if (not_executable.empty()) {
+        not_executable = candidate;
+      }
+    }
+    if (colon == std::string_view::npos) {
+      return not_executable;
+    }
+    rest = rest.substr(colon + 1);
+  }
+}
+
+Error cannot_start(const std::string& command, int err) {
+  bool missing = err == ENOENT || err == ENOTDIR;
+  return Error(missing ? Outcome::not_found : Outcome::cannot_execute,
+               fmt::format("{}: {}", printable(command), missing ? "command not found" : std::strerror(err)));
+}
+
+void close_fd(int fd) {
+  if (fd >= 0) {
+    ::close(fd);
+  }
+}
+
+// One report: false at the end of the pipe (or nothing there, non-blocking).
+bool read_report(int fd, std::int32_t (&message)[2], bool* eof) {
+  for (;;) {
+    ssize_t n = ::read(fd, message, sizeof message);
+    if (n == static_cast<ssize_t>(sizeof message)) {
+      return true;
+    }
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    *eof = n == 0 || (n < 0 && errno != EAGAIN);
+    return false;
+  }
+}
+
+} // namespace
+
+Guarded Guarded::start(const std::vector<std::string>& args, const Options& options) {
+  const std::string path = resolve_command(args.front());
+  if (path.empty()) {
+    throw cannot_start(args.front(), ENOENT);
+  }
+  // CMD's orphans come here if the guardian is killed.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  int report[2];
+  if (::pipe2(report, O_CLOEXEC) != 0) {
+    throw Error(Outcome::failed, fmt::format("pipe: {}", std::strerror(errno)));
+  }
+  // The guardian executes rlock again when rlock dies: an fd on this program
+  // file (not the path: a package upgrade may have replaced the file).
+  int exe = ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  int spec = options.release_spec.empty() ? -1 : sealed_memfd("rlock-release", options.release_spec);
+  int image = small_image();
+  if (exe < 0 || (!options.release_spec.empty() && spec < 0)) {
+    int err = errno;
+    close_fd(exe);
+    close_fd(spec);
+    close_fd(image);
+    ::close(report[0]);
+    ::close(report[1]);
+    throw Error(Outcome::failed, fmt::format("cannot start rlock's guardian: {}", std::strerror(err)));
+  }
+  std::string state = fmt::format("{}=G {} {} {} {} {} {} {}", k_guardian_env, getpid(),
+                                  options.kill_if_orphaned ? 1 : 0, exe, spec, report[1],
+                                  options.take_terminal ? 1 : 0, parent_death_signal());
+  std::vector<char*> envp;
+  const std::string_view prefix = "RLOCK_GUARDIAN=";
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (!std::string_view(*e).starts_with(prefix)) {
+      envp.push_back(*e);
+    }
+  }
+  envp.push_back(state.data());
+  envp.push_back(nullptr);
+  std::vector<char*> argv{const_cast<char*>(k_guardian_argv0), const_cast<char*>(path.c_str())};
   for (const auto& arg : args) {
     argv.push_back(const_cast<char*>(arg.c_str()));
   }
   argv.push_back(nullptr);
-  pid_t pid = -1;
-  int err = posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), environ);
-  if (err == ENOEXEC) {
-    std::string script = find_in_path(args.front());
-    std::vector<char*> sh_argv{const_cast<char*>("/bin/sh"), script.data()};
-    sh_argv.insert(sh_argv.end(), argv.begin() + 1, argv.end());
-    err = posix_spawn(&pid, "/bin/sh", &actions, &attr, sh_argv.data(), environ);
+
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_init(&attr);
+  posix_spawn_file_actions_init(&actions);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  sigset_t all;
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &all); // the guardian acts on no signal rlock's caller sends
+  sigset_t defaults = signals_to_default();
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  // An fd given as its own target stays open across the exec (glibc clears
+  // its close-on-exec flag in the child only).
+  for (int fd : {exe, spec, report[1]}) {
+    if (fd >= 0) {
+      posix_spawn_file_actions_adddup2(&actions, fd, fd);
+    }
+  }
+  pid_t guardian = -1;
+  int err = EINVAL;
+  if (image >= 0) {
+    std::string image_path = fmt::format("/proc/self/fd/{}", image);
+    err = posix_spawn(&guardian, image_path.c_str(), &actions, &attr, argv.data(), envp.data());
+  }
+  if (err != 0) {
+    // rlock's own program file runs the same guardian (guardian_entry).
+    err = posix_spawn(&guardian, "/proc/self/exe", &actions, &attr, argv.data(), envp.data());
   }
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
-  if (err == 0) {
-    return pid;
+  close_fd(image);
+  close_fd(spec);
+  ::close(exe);
+  ::close(report[1]);
+  if (err != 0) {
+    ::close(report[0]);
+    throw Error(Outcome::failed, fmt::format("cannot start rlock's guardian: {}", std::strerror(err)));
   }
-  bool missing = err == ENOENT || err == ENOTDIR;
-  throw Error(
-      missing ? Outcome::not_found : Outcome::cannot_execute,
-      fmt::format("{}: {}", printable(args.front()), missing ? "command not found" : std::strerror(err)));
+  Guarded child;
+  child.m_guardian = guardian;
+  child.m_report = report[0];
+  // Its first report: CMD runs, or why not. Every signal rlock handles is
+  // blocked (read from its signalfd): nothing interrupts this.
+  std::int32_t message[2] = {0, 0};
+  bool eof = false;
+  if (!read_report(child.m_report, message, &eof) || message[0] != guardian_started) {
+    int status = 0;
+    waitpid(guardian, &status, 0);
+    child.m_guardian = -1;
+    if (message[0] == guardian_failed) {
+      throw cannot_start(args.front(), message[1]);
+    }
+    throw Error(Outcome::failed, fmt::format("rlock's guardian ended before CMD started (status {})", status));
+  }
+  child.m_cmd = message[1];
+  ::fcntl(child.m_report, F_SETFL, O_NONBLOCK);
+  return child;
+}
+
+Guarded::Guarded(Guarded&& other) noexcept
+    : m_guardian(other.m_guardian), m_cmd(other.m_cmd), m_report(other.m_report),
+      m_cmd_reported_end(other.m_cmd_reported_end), m_guardian_status(other.m_guardian_status) {
+  other.m_report = -1;
+  other.m_guardian = -1;
+}
+
+Guarded::~Guarded() {
+  close_fd(m_report);
+  // The guardian exits right after it reported the end of CMD's tree: reaped
+  // here, its time and CMD's count in rlock's (as flock's CMD does in flock's).
+  // Bounded: a guardian stopped meanwhile is left to init.
+  for (int i = 0; m_guardian > 0 && i < 200; ++i) {
+    if (waitpid(m_guardian, nullptr, WNOHANG) != 0) {
+      break;
+    }
+    usleep(1000);
+  }
+}
+
+pid_t Guarded::tree_root() const {
+  return m_guardian > 0 ? m_guardian : getpid();
+}
+
+bool Guarded::reaped(pid_t pid, int wait_status) {
+  if (pid != m_guardian || m_guardian <= 0) {
+    return false;
+  }
+  if (WIFSTOPPED(wait_status)) {
+    return true; // stopped, not gone
+  }
+  m_guardian = -1;
+  m_guardian_status = wait_status;
+  return true;
+}
+
+std::optional<int> Guarded::lost_guardian() const {
+  // Once it is gone and its pipe read to the end, what it did not report it never will.
+  if (m_guardian > 0 || m_report >= 0 || m_cmd_reported_end) {
+    return std::nullopt;
+  }
+  return m_guardian_status;
+}
+
+void Guarded::disown() {
+  if (m_guardian > 0) {
+    kill(m_guardian, SIGKILL);
+    int status = 0;
+    while (waitpid(m_guardian, &status, 0) < 0 && errno == EINTR) {
+    }
+    m_guardian = -1;
+    m_guardian_status = status;
+  }
+}
+
+std::optional<Guarded::Report> Guarded::next() {
+  while (m_report >= 0) {
+    std::int32_t message[2];
+    bool eof = false;
+    if (!read_report(m_report, message, &eof)) {
+      if (eof) {
+        ::close(m_report);
+        m_report = -1;
+      }
+      return std::nullopt;
+    }
+    if (message[0] == guardian_stopped) {
+      return Report{Report::Kind::stopped, message[1]};
+    }
+    if (message[0] == guardian_exited || message[0] == guardian_exited_last) {
+      m_cmd_reported_end = true;
+      return Report{Report::Kind::exited, message[1], message[0] == guardian_exited_last};
+    }
+  }
+  return std::nullopt;
+}
+
+std::string encode_release_spec(const std::string& owner, const std::vector<std::string>& args,
+                                const std::vector<std::string>& env) {
+  std::string out;
+  auto put = [&out](std::string_view word) {
+    out.append(word);
+    out.push_back('\0');
+  };
+  put(k_spec_magic);
+  put(owner);
+  put(std::to_string(args.size()));
+  for (const auto& arg : args) {
+    put(arg);
+  }
+  put(std::to_string(env.size()));
+  for (const auto& entry : env) {
+    put(entry);
+  }
+  return out;
+}
+
+std::optional<ReleaseSpec> decode_release_spec(std::string_view bytes) {
+  std::size_t at = 0;
+  auto word = [&]() -> std::optional<std::string> {
+    auto end = bytes.find('\0', at);
+    if (end == std::string_view::npos) {
+      return std::nullopt;
+    }
+    std::string w(bytes.substr(at, end - at));
+    at = end + 1;
+    return w;
+  };
+  auto list = [&](std::vector<std::string>& into) {
+    auto count = word();
+    if (!count || count->empty() || count->size() > 7 ||
+        count->find_first_not_of("0123456789") != std::string::npos) {
+      return false;
+    }
+    for (long i = std::strtol(count->c_str(), nullptr, 10); i > 0; --i) {
+      auto w = word();
+      if (!w) {
+        return false;
+      }
+      into.push_back(std::move(*w));
+    }
+    return true;
+  };
+  ReleaseSpec spec;
+  auto magic = word();
+  auto owner = word();
+  if (!magic || *magic != k_spec_magic || !owner || owner->empty() || !list(spec.args) || !list(spec.env) ||
+      spec.args.empty() || at != bytes.size()) {
+    return std::nullopt;
+  }
+  spec.owner = std::move(*owner);
+  return spec;
+}
+
+namespace {
+
+// The spec encode_release_spec wrote, from its memfd; nothing when it does not parse.
+std::optional<ReleaseSpec> read_release_spec(int fd) {
+  std::string bytes;
+  if (::lseek(fd, 0, SEEK_SET) != 0) {
+    return std::nullopt;
+  }
+  char buf[8192];
+  ssize_t n = 0;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0 && bytes.size() < (64U << 20)) {
+    bytes.append(buf, static_cast<std::size_t>(n));
+  }
+  return decode_release_spec(bytes);
+}
+
+// RLOCK_GUARDIAN's value when it starts with `role`: its numbers after it.
+std::optional<std::vector<long>> guardian_state(char role) {
+  const char* state = std::getenv(k_guardian_env);
+  if (state == nullptr || state[0] != role || state[1] != ' ') {
+    return std::nullopt;
+  }
+  std::vector<long> numbers;
+  const char* at = state + 2;
+  while (*at != '\0' && numbers.size() < 7) {
+    char* end = nullptr;
+    numbers.push_back(std::strtol(at, &end, 10));
+    if (end == at) {
+      return std::nullopt;
+    }
+    at = *end == ' ' ? end + 1 : end;
+  }
+  if (numbers.size() != 7) {
+    return std::nullopt;
+  }
+  return numbers;
+}
+
+} // namespace
+
+std::optional<int> guardian_entry(int argc, char** argv) {
+  if (argc < 1 || std::strcmp(argv[0], k_guardian_argv0) != 0 || !guardian_state('G')) {
+    return std::nullopt;
+  }
+  return rlock_guardian_main(argc, argv, environ);
+}
+
+std::optional<Orphaned> resume_orphaned() {
+  auto state = guardian_state('O');
+  if (!state) {
+    return std::nullopt;
+  }
+  // PARENT KILL EXE SPEC REPORT TTY DEATH_SIGNAL
+  const auto& n = *state;
+  ::unsetenv(k_guardian_env);
+  Orphaned orphaned;
+  orphaned.run_pid = static_cast<pid_t>(n[0]);
+  orphaned.killed = n[1] != 0;
+  for (long fd : {n[2], n[4]}) {
+    if (fd > STDERR_FILENO) {
+      ::close(static_cast<int>(fd));
+    }
+  }
+  // Stop first: nothing about it waits on what follows.
+  if (orphaned.killed) {
+    kill_tree(getpid());
+  }
+  if (n[3] > STDERR_FILENO) {
+    orphaned.spec = read_release_spec(static_cast<int>(n[3]));
+    ::close(static_cast<int>(n[3]));
+  }
+  return orphaned;
 }
 
 } // namespace rlock::run

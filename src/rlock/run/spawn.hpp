@@ -1,9 +1,8 @@
 #pragma once
 
-#include <rlock/core/signals.hpp>
-
 #include <optional>
 #include <string>
+#include <string_view>
 #include <sys/types.h>
 #include <vector>
 
@@ -13,72 +12,110 @@ namespace rlock::run {
 // it); CMD gets back the disposition rlock was started with.
 void ignore_sigpipe();
 
-// `rlock run` is two processes. The one the caller started (its pid is what
-// the shell, cron or CI waits for and signals) is the guardian: a child
-// subreaper that forks the supervisor and then only passes signals on to it
-// and waits for it. The supervisor (shown as rlock-run) takes the lock, starts
-// CMD as its own child, renews, and is a child subreaper too, so CMD's
-// orphans (double forks, setsid) come to it and it sees when the last of them
-// is gone. Nothing can escape either way:
-// - the supervisor killed (SIGKILL): CMD's whole tree is reparented to the
-//   guardian, which SIGKILLs it and exits 128+N; the lock expires by its lease;
-// - the guardian killed: the supervisor gets parent_death_signal(), stops
-//   CMD's tree (unless --on-lost ignore), releases the lock and exits.
-// The guardian is what lies between CMD's end and rlock's exit, never between
-// "acquired" and "CMD runs" or between CMD's end and the release (measured in
-// bench/: a process between the supervisor and CMD cost 0.3 ms of handover).
-class Guardian {
+// CMD, started under its guardian.
+//
+// `rlock run` is the process the caller started (its pid is what the shell,
+// cron or CI waits for and signals): it takes the lock, renews it, passes
+// signals on to CMD's tree and releases. CMD is not its child but the
+// guardian's (src/guardian/guardian.c): a small program, executed from a
+// memfd (16 KiB resident, no copy of rlock), which is a child subreaper, so
+// every descendant of CMD (double forks, setsid) stays below it. It reports
+// CMD's pid, stops and end over a pipe, reaps the rest, and exits once
+// nothing of the tree is left. Nothing can escape either way:
+// - rlock killed (SIGKILL): the guardian's parent-death signal wakes it; it
+//   executes rlock again (resume_orphaned), which kills CMD's tree and
+//   releases the lock, from what `release_spec` says;
+// - the guardian killed: CMD's tree is reparented to rlock (a child
+//   subreaper too), which stops it (StopPlan::orphaned) and releases.
+// Where the small image cannot be executed (no memfd exec, another machine),
+// rlock's own program file runs the same code (guardian_entry).
+class Guarded {
 public:
-  explicit Guardian(bool kill_if_orphaned) : m_kill_if_orphaned(kill_if_orphaned) {}
+  struct Options {
+    bool take_terminal = false; // CMD gets the terminal's foreground
+    bool kill_if_orphaned = true; // false: --on-lost ignore
+    // What rlock, executed again after its death, needs to release the lock
+    // (encode_release_spec); empty: CMD runs without one.
+    std::string release_spec;
+  };
 
-  // Forks the supervisor, in a process group of its own (signals meant for
-  // the caller's job reach the guardian, which passes each on exactly once).
-  // Returns true in the supervisor, false in the guardian. Call while rlock
-  // has one thread and holds no connection. Throws Error (70) when it cannot.
-  bool fork_supervisor();
+  // Starts the guardian, which starts CMD (searched in PATH; a script without
+  // "#!" runs with /bin/sh, as execvp does) in a process group of its own,
+  // with an empty signal mask and the dispositions rlock was started with.
+  // Returns once CMD runs. Throws Error with 127 (not found), 126 (cannot
+  // execute) or 70 (no guardian). Call from the main thread: its end is the
+  // guardian's parent-death signal.
+  static Guarded start(const std::vector<std::string>& argv, const Options& options);
 
-  // The guardian's life after fork_supervisor(), in rlock's own image: passes
-  // SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 and SIGCONT taken from
-  // `signals` on to the supervisor, waits for it, and returns its exit status.
-  // If the supervisor was killed, SIGKILLs what it left (CMD's tree) first and
-  // returns 128+N after saying so on stderr.
-  int watch(SignalFd& signals, const std::string& label);
+  Guarded(Guarded&& other) noexcept;
+  Guarded& operator=(Guarded&&) = delete;
+  Guarded(const Guarded&) = delete;
+  ~Guarded();
 
-  // Right after fork_supervisor(), the guardian becomes a small program that
-  // does what watch() does on its common path (src/guardian/guardian.c,
-  // embedded in rlock, executed from a memfd): it is the process the caller
-  // started, and in rlock's image it would hold a second copy of everything
-  // rlock touched before the fork (mapped text, heap, trust store, the
-  // environment with its password) for as long as CMD runs. Same pid, process
-  // group, command line, name, child subreaper flag, blocked and pending
-  // signals, and children. When the supervisor was killed, the small program
-  // executes rlock again (an fd on this program file, kept open across the
-  // exec) and resume_after_exec() finishes the job in watch(). Returns only if
-  // the exec could not be done (no small image for this machine, no memfd):
-  // the caller then watches from here.
-  void become_small(const SignalFd& signals, const std::string& label);
+  pid_t cmd() const { return m_cmd; }
+  // The process every live part of CMD's tree descends from: the guardian
+  // while it lives, this process after (its orphans come here).
+  pid_t tree_root() const;
+  // Readable when the guardian has something to report; -1 once it ended.
+  int report_fd() const { return m_report; }
 
-  // At the start of rlock: when this process is a guardian whose small image
-  // handed over (its environment names a supervisor that is its child),
-  // watches it and returns the exit status; otherwise nothing.
-  static std::optional<int> resume_after_exec();
+  // For each child the caller reaped: true when it was the guardian.
+  bool reaped(pid_t pid, int wait_status);
+  // The guardian ended without reporting CMD's end (killed): its wait status,
+  // once all it reported has been read.
+  std::optional<int> lost_guardian() const;
+  // The guardian, still there, is killed (CMD's tree goes on, reparented to
+  // this process): before rlock releases while the tree may go on (--on-lost
+  // ignore), so that nothing releases again after rlock's end.
+  void disown();
+
+  struct Report {
+    enum class Kind { stopped, exited } kind;
+    int status = 0;    // CMD's wait status
+    bool last = false; // exited: nothing of CMD's tree is left
+  };
+  // The next thing the guardian reported, without waiting.
+  std::optional<Report> next();
 
 private:
-  bool m_kill_if_orphaned;
-  pid_t m_supervisor = -1;
+  Guarded() = default;
+  pid_t m_guardian = -1;
+  pid_t m_cmd = -1;
+  int m_report = -1;
+  bool m_cmd_reported_end = false;
+  std::optional<int> m_guardian_status;
 };
 
-// The guardian's process group, from the supervisor: where the terminal goes
-// back to after CMD, and what a Ctrl-Z stops along with the supervisor.
-pid_t guardian_group();
+// What `rlock run` executed again after its death reads to release the lock
+// it held: the owner token, the command line it was started with (passwords
+// included) and its environment then. Kept in a sealed memfd that only the
+// guardian holds (like rlock's memory, readable by the same user and root
+// only), never in an environment or a command line.
+std::string encode_release_spec(const std::string& owner, const std::vector<std::string>& args,
+                                const std::vector<std::string>& env);
 
-// Starts CMD (searched in PATH; a script without "#!" runs with /bin/sh, as
-// execvp does) as a child of the calling process, with posix_spawn: in a
-// process group of its own (pgid = pid), with an empty signal mask and the
-// signal dispositions rlock was started with (an ignored SIGINT stays
-// ignored, as with flock), and the foreground of the terminal when
-// `take_terminal`. Returns its pid, or throws Error with exit code 127 (not
-// found) or 126 (cannot execute).
-pid_t spawn_cmd(const std::vector<std::string>& argv, bool take_terminal);
+struct ReleaseSpec {
+  std::string owner;
+  std::vector<std::string> args;
+  std::vector<std::string> env;
+};
+// What encode_release_spec wrote; nothing when the bytes are not exactly that.
+std::optional<ReleaseSpec> decode_release_spec(std::string_view bytes);
+
+// At the start of rlock, for the guardian: when this process is to be the
+// guardian (the small image could not be executed), runs it and returns its
+// exit status.
+std::optional<int> guardian_entry(int argc, char** argv);
+
+// At the start of rlock: when this process is the guardian of a `rlock run`
+// that died (the guardian executed rlock again), kills CMD's tree (unless
+// --on-lost ignore), says so, and returns what is needed to release the
+// lock (the spec is empty when the run held none).
+struct Orphaned {
+  pid_t run_pid = 0; // the `rlock run` that died
+  bool killed = false; // CMD's tree was killed
+  std::optional<ReleaseSpec> spec;
+};
+std::optional<Orphaned> resume_orphaned();
 
 } // namespace rlock::run

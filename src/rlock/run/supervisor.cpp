@@ -139,20 +139,33 @@ void report(const RunSpec& spec, const StopPlan::Step& step, const LeaseState& l
                  signalled.size() == 1 ? "it" : "them", format_duration(spec.kill_after));
     break;
   case StopPlan::Why::orphaned:
-    log::error("{}: the rlock process was killed; stopping CMD (SIGKILL) and releasing the lock", spec.label);
+    log::error("{}: rlock's guardian process (rlock-guardian, CMD's parent) ended before CMD; stopping CMD "
+               "(SIGKILL) and releasing the lock",
+               spec.label);
     break;
   case StopPlan::Why::none:
     break;
   }
 }
 
+// The job's process group: where the terminal goes back to after CMD, and
+// what a Ctrl-Z stops (rlock is the process the shell waits for).
+pid_t job_group() {
+  return getpgrp();
+}
+
+// Ctrl-Z at the terminal stopped CMD: take the terminal back and stop the job.
+void stop_job() {
+  tcsetpgrp(STDIN_FILENO, job_group());
+  kill(getpid(), SIGSTOP);
+}
+
 // The part of supervise() after CMD started; supervise() makes sure it cannot
 // leave CMD's tree running without its lock if it throws. `store` null: CMD
 // runs without a lock (supervise_unlocked): no renewals, no release.
 int supervise_child(lock::Store* store, const RunSpec& spec, TimePoint acquired_at, SignalFd& signals,
-                    pid_t cmd, bool tty) {
-  const pid_t guardian = getppid();
-  const pid_t job_group = guardian_group();
+                    Guarded& child, bool tty) {
+  const pid_t cmd = child.cmd();
   std::optional<Watchdog> dog;
   if (store != nullptr) {
     // A renewal in flight never holds up the run's end longer than an interval.
@@ -175,6 +188,7 @@ int supervise_child(lock::Store* store, const RunSpec& spec, TimePoint acquired_
 
   bool cmd_exited = false;
   bool tree_empty = false;
+  bool guardian_lost = false;
   int cmd_status = 0;
   for (;;) {
     LeaseState lease; // without a lock: no lease to end
@@ -193,23 +207,19 @@ int supervise_child(lock::Store* store, const RunSpec& spec, TimePoint acquired_
     // Stop first, log after: nothing about stopping CMD waits on output.
     std::vector<Process> signalled;
     if (step.signal != 0) {
-      signalled = signal_tree(getpid(), cmd, step.signal);
+      signalled = signal_tree(child.tree_root(), cmd, step.signal);
       if (step.signal == SIGTERM) {
-        signal_tree(getpid(), cmd, SIGCONT); // a stopped process acts on SIGTERM only once continued
+        signal_tree(child.tree_root(), cmd, SIGCONT); // a stopped process acts on SIGTERM only once continued
       }
     }
     report(spec, step, lease, signalled);
 
-    pollfd fds[2] = {{signals.fd(), POLLIN, 0}, {dog ? dog->event_fd() : -1, POLLIN, 0}};
-    ::poll(fds, dog ? 2 : 1, step.wake == TimePoint::max() ? -1 : poll_timeout_ms(step.wake));
+    pollfd fds[3] = {{signals.fd(), POLLIN, 0}, {child.report_fd(), POLLIN, 0}, {dog ? dog->event_fd() : -1, POLLIN, 0}};
+    ::poll(fds, dog ? 3 : 2, step.wake == TimePoint::max() ? -1 : poll_timeout_ms(step.wake));
 
     while (int sig = signals.take()) {
-      if (sig == SIGCHLD || sig == SIGTTOU) {
+      if (sig == SIGCHLD || sig == SIGTTOU || sig == parent_death_signal()) {
         continue; // reaped below
-      }
-      if (sig == parent_death_signal()) {
-        plan.orphaned(); // the rlock process the caller knows was killed
-        continue;
       }
       if (sig == SIGCONT) {
         // The job was continued ("fg") after a Ctrl-Z: give the terminal
@@ -220,32 +230,51 @@ int supervise_child(lock::Store* store, const RunSpec& spec, TimePoint acquired_
         killpg(cmd, SIGCONT);
         continue;
       }
-      signal_tree(getpid(), cmd, sig); // passed on by the guardian
+      signal_tree(child.tree_root(), cmd, sig); // the caller's signal, passed on
     }
-    // CMD is our child, and every orphan of its tree is reparented to us: no
-    // child left once CMD has ended means nothing of the tree is left.
+    // Reaped first, read after: a guardian that ended has written all it had
+    // to say. While it lives, rlock's only child is the guardian; after, CMD's
+    // tree is reparented here, and CMD is reaped here.
     const bool was_exited = cmd_exited;
     int status = 0;
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG | WUNTRACED)) > 0) {
-      if (pid != cmd) {
-        continue; // an orphan of CMD's tree
+      if (child.reaped(pid, status) || pid != cmd) {
+        continue; // the guardian, or an orphan of CMD's tree after it
       }
       if (!WIFSTOPPED(status)) {
         cmd_exited = true;
         cmd_status = status;
-      } else if (tty && getppid() == guardian) {
-        // Ctrl-Z at the terminal stopped CMD: take the terminal back and stop
-        // the job (the guardian, which the shell waits for) and ourselves.
-        tcsetpgrp(STDIN_FILENO, job_group);
-        kill(guardian, SIGSTOP);
-        kill(getpid(), SIGSTOP);
+      } else if (tty) {
+        stop_job();
       }
     }
-    tree_empty = cmd_exited && pid < 0 && errno == ECHILD;
+    bool none_left = pid < 0 && errno == ECHILD;
+    while (auto reported = child.next()) {
+      if (reported->kind == Guarded::Report::Kind::exited) {
+        cmd_exited = true;
+        cmd_status = reported->status;
+        none_left = none_left || reported->last; // the guardian, about to exit, is not CMD's
+      } else if (tty) {
+        stop_job();
+      }
+    }
+    if (auto lost = child.lost_guardian(); lost && !guardian_lost) {
+      // The guardian was killed: nothing would stop CMD's tree if rlock were
+      // killed now. Stop it, as when rlock is killed.
+      guardian_lost = true;
+      if (!cmd_exited) {
+        plan.orphaned();
+      }
+    }
+    if (guardian_lost && none_left && !cmd_exited) {
+      cmd_exited = true; // it reaped CMD and could not say how it ended
+      cmd_status = *child.lost_guardian();
+    }
+    tree_empty = cmd_exited && none_left;
     if (cmd_exited && !was_exited && !tree_empty && spec.wait_descendants) {
       log::info("{}: CMD exited; holding the lock until what it left running ends (--wait-descendants): {}",
-                spec.label, describe(descendants(getpid())));
+                spec.label, describe(descendants(child.tree_root())));
     }
   }
 
@@ -256,7 +285,7 @@ int supervise_child(lock::Store* store, const RunSpec& spec, TimePoint acquired_
     lease = dog->state();
   }
   if (tty) {
-    tcsetpgrp(STDIN_FILENO, job_group);
+    tcsetpgrp(STDIN_FILENO, job_group());
   }
   const int status = plan.exit_status(exit_status_of(cmd_status));
   if (store == nullptr) {
@@ -286,6 +315,38 @@ int supervise_child(lock::Store* store, const RunSpec& spec, TimePoint acquired_
   return status;
 }
 
+// CMD under its guardian; `locked`: with the lock whose release spec.release_spec says.
+Guarded start_cmd(const RunSpec& spec, bool tty, bool locked) {
+  Guarded::Options options;
+  options.take_terminal = tty;
+  options.kill_if_orphaned = spec.on_lost != OnLost::ignore;
+  if (locked) {
+    options.release_spec = spec.release_spec;
+  }
+  return Guarded::start(spec.child_argv, options);
+}
+
+// supervise_child, and whatever goes wrong in it, CMD's tree does not go on
+// without its lock (with --on-lost ignore it goes on, as if rlock had died).
+int supervise_guarded(lock::Store* store, const RunSpec& spec, TimePoint acquired_at, SignalFd& signals,
+                      Guarded& child, bool tty) {
+  try {
+    return supervise_child(store, spec, acquired_at, signals, child, tty);
+  } catch (...) {
+    if (spec.on_lost != OnLost::ignore || store == nullptr) {
+      kill_tree(getpid());
+    }
+    child.disown(); // CMD's tree goes on (--on-lost ignore): nothing releases after rlock
+    if (tty) {
+      tcsetpgrp(STDIN_FILENO, job_group());
+    }
+    if (store != nullptr) {
+      release_quietly(*store, spec);
+    }
+    throw;
+  }
+}
+
 } // namespace
 
 SignalFd make_run_signals() {
@@ -299,7 +360,7 @@ int supervise(lock::Store& store, const RunSpec& spec, const std::vector<lock::A
               SignalFd& signals) {
   // Decided now, not before the wait: the job may have been put in the
   // background meanwhile.
-  const bool tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == guardian_group();
+  const bool tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == job_group();
   std::string names, fences;
   // The lease bound that runs out first: the earliest lease start among the
   // locks (each one's acquisition, or, for one taken before a wait for the
@@ -318,31 +379,18 @@ int supervise(lock::Store& store, const RunSpec& spec, const std::vector<lock::A
   for (const auto& [name, value] : spec.child_env) {
     setenv(name.c_str(), value.c_str(), 1);
   }
-  pid_t cmd = -1;
+  std::optional<Guarded> child;
   try {
-    cmd = spawn_cmd(spec.child_argv, tty);
+    child.emplace(start_cmd(spec, tty, true));
   } catch (const Error&) {
     release_quietly(store, spec);
     throw;
   }
-  try {
-    return supervise_child(&store, spec, acquired_at, signals, cmd, tty);
-  } catch (...) {
-    // Whatever went wrong, CMD's tree must not go on without its lock (with
-    // --on-lost ignore it goes on, as if rlock had died).
-    if (spec.on_lost != OnLost::ignore) {
-      kill_tree(getpid());
-    }
-    if (tty) {
-      tcsetpgrp(STDIN_FILENO, guardian_group());
-    }
-    release_quietly(store, spec);
-    throw;
-  }
+  return supervise_guarded(&store, spec, acquired_at, signals, *child, tty);
 }
 
 int supervise_unlocked(const RunSpec& spec, SignalFd& signals) {
-  const bool tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == guardian_group();
+  const bool tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == job_group();
   std::string names;
   for (std::size_t i = 0; i < spec.locks.size(); ++i) {
     names += (i ? "," : "") + spec.locks[i].name;
@@ -355,16 +403,8 @@ int supervise_unlocked(const RunSpec& spec, SignalFd& signals) {
     setenv(name.c_str(), value.c_str(), 1);
   }
   const TimePoint started = Clock::now();
-  pid_t cmd = spawn_cmd(spec.child_argv, tty);
-  try {
-    return supervise_child(nullptr, spec, started, signals, cmd, tty);
-  } catch (...) {
-    kill_tree(getpid());
-    if (tty) {
-      tcsetpgrp(STDIN_FILENO, guardian_group());
-    }
-    throw;
-  }
+  Guarded child = start_cmd(spec, tty, false);
+  return supervise_guarded(nullptr, spec, started, signals, child, tty);
 }
 
 } // namespace rlock::run

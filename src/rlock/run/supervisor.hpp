@@ -29,6 +29,9 @@ struct RunSpec {
   // completion in the current window before releasing (lock::record_done).
   std::optional<Millis> once_per;
   std::string label; // "run \"NAME\" on URL", for messages
+  // What rlock, executed again by CMD's guardian after rlock's death, needs to
+  // release the locks (encode_release_spec).
+  std::string release_spec;
 };
 
 // The signals `run` handles, to block before the lock is even requested (so a
@@ -39,8 +42,8 @@ SignalFd make_run_signals();
 // result per spec.locks): starts CMD (RLOCK_NAME and RLOCK_FENCE list the
 // names and fencing tokens comma-separated, in the order given),
 // renews from a watchdog thread, passes signals on to CMD's tree, stops the
-// tree when the lock is lost or cannot be confirmed, or when the rlock process
-// above it is killed, stops what CMD left running (or waits for it with
+// tree when the lock is lost or cannot be confirmed, or when CMD's guardian
+// dies before it (Guarded), stops what CMD left running (or waits for it with
 // --wait-descendants), releases (or keeps it for --hold-min), and returns the
 // exit status: CMD's, or 76 when the lock was lost. Throws rlock::Error
 // (126/127) when CMD cannot be started, after releasing the lock.
