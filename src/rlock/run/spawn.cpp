@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -282,12 +283,21 @@ Guarded::~Guarded() {
   close_fd(m_report);
   // The guardian exits right after it reported the end of CMD's tree: reaped
   // here, its time and CMD's count in rlock's (as flock's CMD does in flock's).
-  // Bounded: a guardian stopped meanwhile is left to init.
-  for (int i = 0; m_guardian > 0 && i < 200; ++i) {
-    if (waitpid(m_guardian, nullptr, WNOHANG) != 0) {
-      break;
-    }
-    usleep(1000);
+  // Waited for on a pidfd (its exit wakes this at once), at most 1 s: a
+  // guardian stopped meanwhile is left to init.
+  if (m_guardian <= 0 || waitpid(m_guardian, nullptr, WNOHANG) != 0) {
+    return;
+  }
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, m_guardian, 0));
+  if (pidfd >= 0) {
+    pollfd pfd{pidfd, POLLIN, 0};
+    ::poll(&pfd, 1, 1000);
+    ::close(pidfd);
+    waitpid(m_guardian, nullptr, WNOHANG);
+    return;
+  }
+  for (int i = 0; i < 1000 && waitpid(m_guardian, nullptr, WNOHANG) == 0; ++i) {
+    usleep(1000); // no pidfd (Linux before 5.3)
   }
 }
 
