@@ -135,7 +135,14 @@ for _ in $(seq 200); do
 done
 kill -9 "$r"
 for _ in $(seq 100); do kill -0 "$c" 2>/dev/null || break; sleep 0.05; done
-kill -0 "$c" 2>/dev/null && echo "cmd alive" || echo "cmd dead"'
+kill -0 "$c" 2>/dev/null && echo "cmd alive" || echo "cmd dead"
+# The guardian, now rlock again, releases and exits; this shell is the
+# namespace'"'"'s init: its exit would kill it first (a sanitizer build starts slowly).
+for _ in $(seq 200); do
+  st=$(sed "s/.*) //" "/proc/$g/stat" 2>/dev/null | cut -d" " -f1)
+  [ -n "$st" ] && [ "$st" != Z ] || break
+  sleep 0.05
+done'
   timeout 60 unshare -p -f --mount-proc bash -c "$inner" _ "$RLOCK" "$URL" \
     >"$TEST_TMP/ns.out" 2>"$TEST_TMP/ns.err"
   echo "  no memfd exec: $(tr '\n' ' ' <"$TEST_TMP/ns.out")"
