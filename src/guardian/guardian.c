@@ -12,6 +12,11 @@
  * -> CMD's tree dies with it" holds with one copy of rlock in memory.
  *
  * Its common path, while rlock lives:
+ *   - wait: rlock starts it before it asks for the lock, and sends "go" (with
+ *     CMD's environment, whether CMD gets the terminal, whether the lock is
+ *     held) once it has it; the pipe closing without a go (busy, skipped, an
+ *     error), or rlock's death before it, ends the guardian with nothing
+ *     started and nothing released;
  *   - start CMD: fork, its own process group, the terminal's foreground when
  *     asked, an empty signal mask, exec (a script without "#!" runs with
  *     /bin/sh, as execvp does); rlock learns the exec's errno when it fails;
@@ -32,16 +37,17 @@
  *     rlock's own program file is executed as the guardian and main() calls
  *     rlock_guardian_main. Same code, same behaviour, a bigger process.
  *
- * Its input, from rlock (run::start_guarded):
+ * Its input, from rlock (run::Guarded::prepare, go):
  *   argv: "rlock-guardian" PATH ARGV0 ARGV1 ...: CMD, PATH resolved by rlock;
- *   envp: CMD's environment, plus
- *   RLOCK_GUARDIAN="G PARENT KILL EXE_FD SPEC_FD REPORT_FD TTY DEATH_SIGNAL"
+ *   envp: rlock's environment when it started this, plus
+ *   RLOCK_GUARDIAN="G PARENT KILL EXE_FD SPEC_FD REPORT_FD GO_FD DEATH_SIGNAL"
  *     PARENT: rlock's pid; KILL: 1 to kill CMD's tree when rlock dies (0:
  *     --on-lost ignore); EXE_FD: rlock's program file; SPEC_FD: what the
  *     orphaned rlock needs to release the lock (-1: no lock); REPORT_FD: the
- *     pipe to rlock; TTY: 1 to give CMD the terminal; DEATH_SIGNAL: the
- *     parent-death signal. The variable is not passed on to CMD. When rlock
- *     died, its first letter becomes 'O' for the rlock executed then. */
+ *     pipe to rlock; GO_FD: the pipe rlock's go comes on (guardian.h);
+ *     DEATH_SIGNAL: the parent-death signal. CMD gets the environment of the
+ *     go, never this variable. When rlock died, its first letter becomes 'O'
+ *     for the rlock executed then. */
 
 #include <asm/unistd.h>
 #include <stddef.h>
@@ -67,6 +73,9 @@ enum {
   k_eintr = 4,
   k_echild = 10,
   k_enoexec = 8,
+  k_pollin = 1,
+  k_prot_rw = 3,
+  k_map_private_anonymous = 0x22,
 };
 
 #ifdef RLOCK_GUARDIAN_STANDALONE
@@ -174,8 +183,87 @@ static int number(const char** at, long* out) {
 
 struct state {
   char* role; /* the 'G' of RLOCK_GUARDIAN's value */
-  long parent, kill, exe, spec, report, tty, death_signal;
+  long parent, kill, exe, spec, report, go, death_signal;
+  long tty; /* from the go message */
 };
+
+struct pollfd_ {
+  int fd;
+  short events, revents;
+};
+
+/* Reads exactly n bytes; 0 at the end of the pipe or on an error. */
+static int read_all(long fd, void* to, long n) {
+  char* p = (char*)to;
+  while (n > 0) {
+    long r = sys3(__NR_read, fd, (long)p, n);
+    if (r == -k_eintr) {
+      continue;
+    }
+    if (r <= 0) {
+      return 0;
+    }
+    p += r;
+    n -= r;
+  }
+  return 1;
+}
+
+static void* allocate(long n) {
+  long p = sys6(__NR_mmap, 0, n, k_prot_rw, k_map_private_anonymous, -1, 0);
+  return p < 0 && p > -4096 ? 0 : (void*)p;
+}
+
+/* rlock's go: the message (guardian.h) and CMD's environment, NUL-separated
+ * entries, into *cmd_envp. 0: rlock gave up (the pipe closed: busy, skipped,
+ * an error) or died before it took the lock; nothing was started. */
+static int wait_for_go(struct state* s, long signals, char*** cmd_envp) {
+  for (;;) {
+    struct pollfd_ fds[2] = {{(int)s->go, k_pollin, 0}, {(int)signals, k_pollin, 0}};
+    sys3(__NR_poll, (long)fds, 2, -1);
+    if (fds[1].revents) {
+      char taken[128 * 4];
+      sys3(__NR_read, signals, (long)taken, sizeof taken);
+    }
+    if (sys3(__NR_getppid, 0, 0, 0) != s->parent) {
+      return 0; /* nothing taken yet on our behalf: nothing to stop or release */
+    }
+    if (fds[0].revents) {
+      break;
+    }
+  }
+  int32_t message[2];
+  if (!read_all(s->go, message, sizeof message) || message[1] < 0 || message[1] > (1 << 26)) {
+    return 0;
+  }
+  long size = message[1];
+  char* blob = (char*)allocate(size + 1);
+  if (!blob || !read_all(s->go, blob, size)) {
+    return 0;
+  }
+  blob[size] = 0;
+  long count = 0;
+  for (long i = 0; i < size; ++i) {
+    count += blob[i] == 0;
+  }
+  char** envp = (char**)allocate((count + 1) * (long)sizeof(char*));
+  if (!envp) {
+    return 0;
+  }
+  long n = 0;
+  for (long at = 0; at < size && n < count; ++n) {
+    envp[n] = blob + at;
+    at += (long)length(blob + at) + 1;
+  }
+  envp[n] = 0;
+  *cmd_envp = envp;
+  s->tty = (message[0] & guardian_go_tty) != 0;
+  if (!(message[0] & guardian_go_locked) && s->spec >= 0) {
+    sys3(__NR_close, s->spec, 0, 0); /* CMD runs without a lock: nothing to release */
+    s->spec = -1;
+  }
+  return 1;
+}
 
 /* What rlock reads from REPORT_FD: 8 bytes each (guardian.h). */
 static void report(const struct state* s, int kind, int value) {
@@ -206,7 +294,7 @@ static __attribute__((noreturn)) void become_cmd(const struct state* s, char** a
     int self = (int)sys3(__NR_getpid, 0, 0, 0);
     sys3(__NR_ioctl, 0, k_tiocspgrp, (long)&self);
   }
-  /* CMD gets the environment without this program's state. */
+  /* CMD gets rlock's environment, never this program's state. */
   char** entry = env_entry(envp, "RLOCK_GUARDIAN");
   for (; entry && *entry; ++entry) {
     entry[0] = entry[1];
@@ -235,8 +323,8 @@ int rlock_guardian_main(int argc, char** argv, char** envp) {
     at += 2;
   }
   if (!at || argc < 3 || !number(&at, &s.parent) || !number(&at, &s.kill) || !number(&at, &s.exe) ||
-      !number(&at, &s.spec) || !number(&at, &s.report) || !number(&at, &s.tty) ||
-      !number(&at, &s.death_signal) || s.parent <= 0 || s.exe < 0 || s.report < 0) {
+      !number(&at, &s.spec) || !number(&at, &s.report) || !number(&at, &s.go) ||
+      !number(&at, &s.death_signal) || s.parent <= 0 || s.exe < 0 || s.report < 0 || s.go < 0) {
     say("rlock: internal error: the guardian was started without its state\n");
     return 70;
   }
@@ -251,12 +339,20 @@ int rlock_guardian_main(int argc, char** argv, char** envp) {
   /* Not for CMD. */
   sys3(__NR_fcntl, s.exe, k_f_setfd, k_fd_cloexec);
   sys3(__NR_fcntl, s.report, k_f_setfd, k_fd_cloexec);
+  sys3(__NR_fcntl, s.go, k_f_setfd, k_fd_cloexec);
   if (s.spec >= 0) {
     sys3(__NR_fcntl, s.spec, k_f_setfd, k_fd_cloexec);
   }
-  if (signals < 0 || sys3(__NR_getppid, 0, 0, 0) != s.parent) {
-    hand_over(&s, argv, envp); /* rlock is gone already (or this cannot wait) */
+  if (signals < 0) {
+    return 70;
   }
+  /* Started before rlock asks for the lock (its exec then costs nothing on
+   * the way from "acquired" to CMD); CMD starts on rlock's go. */
+  char** cmd_envp = 0;
+  if (!wait_for_go(&s, signals, &cmd_envp)) {
+    return 0;
+  }
+  sys3(__NR_close, s.go, 0, 0);
 
   int failed[2];
   long cmd = sys3(__NR_pipe2, (long)failed, k_o_cloexec, 0);
@@ -264,7 +360,7 @@ int rlock_guardian_main(int argc, char** argv, char** envp) {
     cmd = sys6(__NR_clone, k_sigchld, 0, 0, 0, 0, 0);
   }
   if (cmd == 0) {
-    become_cmd(&s, argv, envp, failed[1]);
+    become_cmd(&s, argv, cmd_envp, failed[1]);
   }
   if (cmd < 0) {
     report(&s, guardian_failed, (int)-cmd);

@@ -17,6 +17,13 @@ enum guardian_report {
   guardian_exited_last = 5, /* CMD ended, nothing of its tree is left: its wait status */
 };
 
+/* rlock's go, on the go pipe: two 32-bit ints, these flags and the size of
+ * what follows, CMD's environment as NUL-terminated NAME=VALUE entries. */
+enum guardian_go {
+  guardian_go_tty = 1,    /* CMD gets the terminal's foreground */
+  guardian_go_locked = 2, /* CMD runs with the lock: release it if rlock dies */
+};
+
 /* The guardian itself; returns its exit status. `envp` is written to. */
 int rlock_guardian_main(int argc, char** argv, char** envp);
 

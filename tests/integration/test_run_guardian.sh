@@ -86,6 +86,33 @@ check "... still holding G3 with count 1" test "$(count_of G3)" = 1
 kill -TERM "$BG_PID"
 check "... and ends on SIGTERM, releasing it" wait_until 5 key_gone G3
 
+# The guardian is started before the lock is requested (its exec overlaps the
+# request) and starts CMD only on rlock's go. A run waiting for a held lock has
+# its guardian and no CMD; SIGKILLed while waiting, it leaves nothing: the
+# guardian exits without releasing anything (it took nothing).
+T=$TEST_TMP/w
+rcli HSET G8 holder-token 1 >/dev/null
+rcli PEXPIRE G8 20000 >/dev/null
+bg "$T" -u "$URL" run -w 20s G8 -- sh -c 'echo ran >$1.ran' sh "$T"
+rlock_pid=$BG_PID
+guardian_of() { pgrep -P "$1" -x rlock-guardian; }
+check "waiting: rlock already has its guardian" wait_until 5 guardian_of "$rlock_pid"
+guardian=$(guardian_of "$rlock_pid")
+check "... which started nothing" test -z "$(pgrep -P "$guardian")"
+kill -9 "$rlock_pid"
+check "waiting rlock SIGKILLed: the guardian exits" wait_until 3 dead "$guardian"
+check "... CMD never ran" test ! -e "$T.ran"
+check "... the holder's lock is untouched" test "$(rcli HGET G8 holder-token)" = 1
+check "... nothing said (took nothing, released nothing): $(head -c 200 "$T.err")" \
+  bash -c '! grep -q "was killed" "$1"' _ "$T.err"
+# -n on a held lock: busy (75), the guardian reaped, nothing started.
+"$RLOCK" -q -u "$URL" run -n G8 -- sh -c 'echo ran >$1.ran2' sh "$T" 2>/dev/null &
+busy_pid=$!
+wait "$busy_pid"; rc=$?
+check "-n on a held lock: 75 (got $rc)" test "$rc" = 75
+check "... CMD never ran" test ! -e "$T.ran2"
+check "... no guardian of it left, not even a zombie" test -z "$(pgrep -P "$busy_pid")$(pgrep -f "rlock-guardian .*$T.ran2")"
+
 # --on-lost ignore: rlock SIGKILLed leaves CMD running, and the lock is released.
 T=$TEST_TMP/i
 bg "$T" -u "$URL" run G4 --ttl 20s --on-lost ignore -- sh -c 'echo $$ >$1.sh.pid; exec sleep 600' sh "$T"

@@ -590,6 +590,7 @@ int cmd_run(Context& ctx) {
     env.emplace_back(*e);
   }
   spec.release_spec = run::encode_release_spec(spec.request.owner, g_original_args, env);
+  run::Guarded guardian = run::prepare_guardian(spec); // its exec overlaps the lock request
   run::RunAcquisition acquisition;
   {
     WaitDisplay display; // cleared before CMD starts
@@ -607,7 +608,7 @@ int cmd_run(Context& ctx) {
     log::error("warning: {}: {}; RUNNING CMD WITHOUT THE LOCK (--if-unavailable run): RLOCK_UNLOCKED=1, "
                "RLOCK_FENCE empty",
                ctx.label, acquisition.unavailable->what());
-    return run::supervise_unlocked(spec, signals);
+    return run::supervise_unlocked(spec, signals, guardian);
   case run::RunAcquisition::Kind::acquired:
     break;
   }
@@ -615,7 +616,7 @@ int cmd_run(Context& ctx) {
     run::log_skipped(*ctx.store, spec, "done in window");
     return 0;
   }
-  return run::supervise(*ctx.store, spec, acquisition.taken.results, signals);
+  return run::supervise(*ctx.store, spec, acquisition.taken.results, signals, guardian);
 }
 
 } // namespace

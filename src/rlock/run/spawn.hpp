@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,7 +25,8 @@ void ignore_sigpipe();
 // nothing of the tree is left. Nothing can escape either way:
 // - rlock killed (SIGKILL): the guardian's parent-death signal wakes it; it
 //   executes rlock again (resume_orphaned), which kills CMD's tree and
-//   releases the lock, from what `release_spec` says;
+//   releases the lock, from what `release_spec` says (before go(), nothing
+//   was taken on its behalf: it only exits);
 // - the guardian killed: CMD's tree is reparented to rlock (a child
 //   subreaper too), which stops it (StopPlan::orphaned) and releases.
 // Where the small image cannot be executed (no memfd exec, another machine),
@@ -32,20 +34,26 @@ void ignore_sigpipe();
 class Guarded {
 public:
   struct Options {
-    bool take_terminal = false; // CMD gets the terminal's foreground
     bool kill_if_orphaned = true; // false: --on-lost ignore
     // What rlock, executed again after its death, needs to release the lock
     // (encode_release_spec); empty: CMD runs without one.
     std::string release_spec;
   };
 
-  // Starts the guardian, which starts CMD (searched in PATH; a script without
-  // "#!" runs with /bin/sh, as execvp does) in a process group of its own,
-  // with an empty signal mask and the dispositions rlock was started with.
+  // Starts the guardian before the lock is requested: it waits for go().
+  // Throws Error (70) when it cannot. Its end without go() (busy, skipped,
+  // an error) ends the guardian, which started nothing. Call from the main
+  // thread: the guardian's parent-death signal is about that thread's end.
+  static Guarded prepare(const std::vector<std::string>& argv, const Options& options);
+
+  // The lock is taken (`locked`; false: --if-unavailable run): the guardian
+  // starts CMD (searched in PATH; a script without "#!" runs with /bin/sh, as
+  // execvp does) in a process group of its own, with this process's
+  // environment as it is now, an empty signal mask, the dispositions rlock
+  // was started with, and the terminal's foreground when `take_terminal`.
   // Returns once CMD runs. Throws Error with 127 (not found), 126 (cannot
-  // execute) or 70 (no guardian). Call from the main thread: its end is the
-  // guardian's parent-death signal.
-  static Guarded start(const std::vector<std::string>& argv, const Options& options);
+  // execute) or 70 (no guardian).
+  void go(bool take_terminal, bool locked);
 
   Guarded(Guarded&& other) noexcept;
   Guarded& operator=(Guarded&&) = delete;
@@ -78,10 +86,13 @@ public:
   std::optional<Report> next();
 
 private:
+  struct Spawn;
   Guarded() = default;
+  std::unique_ptr<Spawn> m_spawn;
   pid_t m_guardian = -1;
   pid_t m_cmd = -1;
   int m_report = -1;
+  int m_go = -1;
   bool m_cmd_reported_end = false;
   std::optional<int> m_guardian_status;
 };

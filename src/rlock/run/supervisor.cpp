@@ -315,17 +315,6 @@ int supervise_child(lock::Store* store, const RunSpec& spec, TimePoint acquired_
   return status;
 }
 
-// CMD under its guardian; `locked`: with the lock whose release spec.release_spec says.
-Guarded start_cmd(const RunSpec& spec, bool tty, bool locked) {
-  Guarded::Options options;
-  options.take_terminal = tty;
-  options.kill_if_orphaned = spec.on_lost != OnLost::ignore;
-  if (locked) {
-    options.release_spec = spec.release_spec;
-  }
-  return Guarded::start(spec.child_argv, options);
-}
-
 // supervise_child, and whatever goes wrong in it, CMD's tree does not go on
 // without its lock (with --on-lost ignore it goes on, as if rlock had died).
 int supervise_guarded(lock::Store* store, const RunSpec& spec, TimePoint acquired_at, SignalFd& signals,
@@ -356,8 +345,15 @@ SignalFd make_run_signals() {
       {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD, SIGCONT, SIGTTOU, parent_death_signal()});
 }
 
+Guarded prepare_guardian(const RunSpec& spec) {
+  Guarded::Options options;
+  options.kill_if_orphaned = spec.on_lost != OnLost::ignore;
+  options.release_spec = spec.release_spec;
+  return Guarded::prepare(spec.child_argv, options);
+}
+
 int supervise(lock::Store& store, const RunSpec& spec, const std::vector<lock::AcquireResult>& acquired,
-              SignalFd& signals) {
+              SignalFd& signals, Guarded& child) {
   // Decided now, not before the wait: the job may have been put in the
   // background meanwhile.
   const bool tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == job_group();
@@ -379,17 +375,16 @@ int supervise(lock::Store& store, const RunSpec& spec, const std::vector<lock::A
   for (const auto& [name, value] : spec.child_env) {
     setenv(name.c_str(), value.c_str(), 1);
   }
-  std::optional<Guarded> child;
   try {
-    child.emplace(start_cmd(spec, tty, true));
+    child.go(tty, true);
   } catch (const Error&) {
     release_quietly(store, spec);
     throw;
   }
-  return supervise_guarded(&store, spec, acquired_at, signals, *child, tty);
+  return supervise_guarded(&store, spec, acquired_at, signals, child, tty);
 }
 
-int supervise_unlocked(const RunSpec& spec, SignalFd& signals) {
+int supervise_unlocked(const RunSpec& spec, SignalFd& signals, Guarded& child) {
   const bool tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == job_group();
   std::string names;
   for (std::size_t i = 0; i < spec.locks.size(); ++i) {
@@ -403,7 +398,7 @@ int supervise_unlocked(const RunSpec& spec, SignalFd& signals) {
     setenv(name.c_str(), value.c_str(), 1);
   }
   const TimePoint started = Clock::now();
-  Guarded child = start_cmd(spec, tty, false);
+  child.go(tty, false);
   return supervise_guarded(nullptr, spec, started, signals, child, tty);
 }
 

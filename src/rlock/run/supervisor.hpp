@@ -38,7 +38,11 @@ struct RunSpec {
 // Ctrl-C while waiting is seen) and before any thread starts.
 SignalFd make_run_signals();
 
-// `rlock run` in the supervisor once the locks are held (`acquired`, one
+// CMD's guardian for this run, started before the lock is requested; CMD
+// starts when supervise() or supervise_unlocked() is given it.
+Guarded prepare_guardian(const RunSpec& spec);
+
+// `rlock run` once the locks are held (`acquired`, one
 // result per spec.locks): starts CMD (RLOCK_NAME and RLOCK_FENCE list the
 // names and fencing tokens comma-separated, in the order given),
 // renews from a watchdog thread, passes signals on to CMD's tree, stops the
@@ -50,7 +54,7 @@ SignalFd make_run_signals();
 // With spec.once_per, a CMD that exited 0 while the lock held has its
 // completion recorded before the release (a failure to record is a warning).
 int supervise(lock::Store& store, const RunSpec& spec, const std::vector<lock::AcquireResult>& acquired,
-              SignalFd& signals);
+              SignalFd& signals, Guarded& child);
 
 // `run --if-unavailable run`, when Redis could not be reached to take the
 // lock: CMD runs without it, handled as supervise() handles it (its own
@@ -59,6 +63,6 @@ int supervise(lock::Store& store, const RunSpec& spec, const std::vector<lock::A
 // RLOCK_UNLOCKED=1 in its environment; nothing is renewed, recorded or
 // released. Returns CMD's exit status (76 after --max-hold). Throws
 // rlock::Error (126/127) when CMD cannot be started.
-int supervise_unlocked(const RunSpec& spec, SignalFd& signals);
+int supervise_unlocked(const RunSpec& spec, SignalFd& signals, Guarded& child);
 
 } // namespace rlock::run
