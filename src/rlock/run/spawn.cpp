@@ -342,7 +342,7 @@ Guarded::~Guarded() {
   close_fd(m_report);
   if (m_go >= 0) {
     ::close(m_go); // no go: the guardian exits at once, having started nothing
-    m_guardian = m_spawn->pid;
+    m_guardian = m_spawn ? m_spawn->pid : -1;
   }
   // The guardian exits right after it reported the end of CMD's tree (or
   // without a go): reaped here, its time and CMD's count in rlock's (as
