@@ -11,6 +11,9 @@
 # what it needs without the script getting it twice. The library files are no
 # scripts: only lua/*.lua (not lua/lib/) are assembled and embedded.
 #
+# A line "-- @deadline ARGV[N]" in a script's own file says which argument
+# carries its deadline (redis::Script::deadline_arg; lua/lib/deadline.lua).
+#
 # The text is only ever held in quoted variables and cut with string(FIND) and
 # string(SUBSTRING): a ';' in Lua code is not a CMake list separator here, and an
 # assembled script is the byte-exact concatenation of its pieces.
@@ -104,7 +107,14 @@ foreach(f ${files})
   file(SHA1 ${assembled} sha)
   string(REGEX REPLACE "([0-9a-f][0-9a-f])" "'\\\\x\\1'," bytes "${text}")
   string(APPEND body "static const char k_${name}_text[] = {${bytes} 0};\n")
-  string(APPEND body "const redis::Script ${name}{\"${name}\", {k_${name}_text, sizeof(k_${name}_text) - 1}, \"${sha}\"};\n")
+  # A line "-- @deadline ARGV[N]" in the script's own text: ARGV[N] is the
+  # deadline the client fills in for each send (lua/lib/deadline.lua).
+  file(READ ${f} own)
+  set(deadline 0)
+  if(own MATCHES "\n-- @deadline ARGV\\[([0-9]+)\\]")
+    set(deadline ${CMAKE_MATCH_1})
+  endif()
+  string(APPEND body "const redis::Script ${name}{\"${name}\", {k_${name}_text, sizeof(k_${name}_text) - 1}, \"${sha}\", ${deadline}};\n")
 endforeach()
 string(APPEND body "} // namespace rlock::scripts\n")
 file(WRITE ${OUT}.tmp "${body}")

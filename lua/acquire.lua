@@ -33,6 +33,7 @@
 -- ARGV[11] '1': the process will renew the hold (rlock run): a re-entry makes
 --         the record name it (lib/record.lua name_renewer); else, or absent, a
 --         re-entry leaves the record as it is
+-- @deadline ARGV[12]: changes nothing when run after this server time (ms; lib/deadline.lua)
 --
 -- Returns {1, count, fence, lease_ms}        acquired (fresh, or a resend of it)
 --         {2, count, fence, lease_ms}        re-entered (or a resend of it)
@@ -55,6 +56,12 @@
 --                 nothing changed
 if redis.replicate_commands then
   redis.replicate_commands() -- Redis 3.2-4: TIME before writes
+end
+
+-- @include deadline.lua
+local past_deadline = too_late(ARGV[12])
+if past_deadline then
+  return past_deadline
 end
 
 local name, fence_key, latch = KEYS[1], KEYS[2], KEYS[3]

@@ -15,12 +15,19 @@
 -- ARGV[1] owner token
 -- ARGV[2] the waiter's give-up window in ms (its share of the followers' times)
 -- ARGV[3] 'PUBLISH', or 'SPUBLISH' in Redis Cluster 7+
+-- @deadline ARGV[4]: changes nothing when run after this server time (ms; lib/deadline.lua)
 --
 -- Returns {1}   it was queued and has left
 --         {0}   it was not queued (its record, if any, is gone too)
 --         error 'ERR rlock: owner token is empty or reserved'   nothing changed
 if redis.replicate_commands then
   redis.replicate_commands() -- Redis 3.2-4: TIME before writes
+end
+
+-- @include deadline.lua
+local past_deadline = too_late(ARGV[4])
+if past_deadline then
+  return past_deadline
 end
 
 local name, queue, timeouts, waiters, channel = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]

@@ -7,8 +7,19 @@
 --
 -- KEYS[1] fencing counter (redisson_lock_token:{NAME})   KEYS[2] lock name
 -- ARGV[1] the token (a positive integer)   ARGV[2] owner token
+-- @deadline ARGV[3]: changes nothing when run after this server time (ms; lib/deadline.lua)
 -- Returns the counter after the call. Never lowers it; a counter that is not a
 -- number (forged) is replaced. A record that is not a JSON object is left alone.
+if redis.replicate_commands then
+  redis.replicate_commands() -- Redis 3.2-4: TIME before writes
+end
+
+-- @include deadline.lua
+local past_deadline = too_late(ARGV[3])
+if past_deadline then
+  return past_deadline
+end
+
 local token = tonumber(ARGV[1])
 if not token or token < 1 then
   return redis.error_reply('ERR rlock: fencing token must be a positive integer')

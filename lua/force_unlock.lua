@@ -27,11 +27,12 @@
 -- ARGV[1] 'PUBLISH', or 'SPUBLISH' in Redis Cluster 7+
 -- ARGV[2] latch lifetime in ms
 -- ARGV[3] (optional) '1': a removal answers {1, type, channel}
--- ARGV[4], ARGV[5] (optional, force-unlock --if-dead): an owner token and the
+-- ARGV[4], ARGV[5] (optional, force-unlock --if-dead; '' for none): an owner token and the
 --         'rlock:meta' record read when the holder was judged gone. The lock is
 --         removed only if it is still that hold: a lock hash (no 'mode') with
 --         that owner field and that record (renewed_at_ms aside: a renewal
 --         is no new hold); else nothing changes.
+-- @deadline ARGV[6]: changes nothing when run after this server time (ms; lib/deadline.lua)
 --
 -- Returns {1, type}   removed a key of that type (or a resend of that removal)
 --         {1, type, channel}  removed, with ARGV[3] = '1': the channel '0' was
@@ -41,6 +42,12 @@
 --                     taken again, re-recorded): nothing changed
 if redis.replicate_commands then
   redis.replicate_commands() -- Redis 3.2-4: TIME before writes
+end
+
+-- @include deadline.lua
+local past_deadline = too_late(ARGV[6])
+if past_deadline then
+  return past_deadline
 end
 
 local name, channel, latch = KEYS[1], KEYS[2], KEYS[3]
@@ -80,8 +87,9 @@ local function same_hold(raw, expected)
 end
 
 local expected_owner, expected_record = ARGV[4], ARGV[5]
-if log_key and #ARGV < 6 then
-  expected_owner, expected_record = nil, nil -- the last argument is the history's
+if (log_key and #ARGV < 6) or expected_owner == '' then
+  -- the last argument is the history's, or none was given ('' before the deadline)
+  expected_owner, expected_record = nil, nil
 end
 
 -- The removal in the history (force-unlocked; the client's context says by whom

@@ -4,10 +4,21 @@
 -- never on the path that keeps a lock safe. See lib/history.lua.
 --
 -- KEYS[1] lock name (routing only)   KEYS[2] rlock_log:{NAME}
--- ARGV[1] the event kind   ARGV[2] owner token   ARGV[3] the context (lib/history.lua)
+-- ARGV[1] the event kind   ARGV[2] owner token   ARGV[4] (the last) the context (lib/history.lua)
+-- @deadline ARGV[3]: changes nothing when run after this server time (ms; lib/deadline.lua)
 --
 -- Returns 1 appended (or the stream could not take it: best effort), 0 nothing to do.
 -- @include history.lua
+
+if redis.replicate_commands then
+  redis.replicate_commands() -- Redis 3.2-4: TIME before writes
+end
+
+-- @include deadline.lua
+local past_deadline = too_late(ARGV[3])
+if past_deadline then
+  return past_deadline
+end
 
 if not log_key then
   return 0

@@ -2,7 +2,8 @@
 -- the current window, by the holder, while it still holds the lock.
 --
 -- Windows are consecutive DUR-long intervals since the Unix epoch on this
--- server's clock (TIME): the record is for the window `now` falls in, and it
+-- server's clock (TIME): the record is for the window CMD ended in (ARGV[9],
+-- else the one `now` falls in), and it
 -- expires 30 days after that window's end (PEXPIREAT), so `rlock check
 -- --done-within` still finds the last completion after its window ended (a
 -- nightly job's record is read on the next day before the job runs again).
@@ -24,6 +25,13 @@
 -- ARGV[1] owner token   ARGV[2] window length in ms (a whole number >= 1)
 -- ARGV[3] host  ARGV[4] pid  ARGV[5] command  ARGV[6] CMD's exit status
 -- ARGV[7] rlock version   ARGV[8] this request's op id
+-- ARGV[9] how long before its deadline (ARGV[10]) the request was sent, in ms:
+--         their difference is the latest server time at which it was sent, so
+--         CMD, which ended before, ended by then. The completion belongs to the
+--         window of the earlier of that and now: a record that arrives after the
+--         window CMD ended in is that window's, never the next one's (absent or
+--         not a number, or no deadline: now)
+-- @deadline ARGV[10]: changes nothing when run after this server time (ms; lib/deadline.lua)
 --
 -- Returns {1, window_start_ms, window_end_ms, done_at_ms}   recorded
 --         {-1}           no such lock (it expired or was released): nothing written
@@ -34,6 +42,12 @@
 --         error 'ERR rlock: window length is not a whole number of ms >= 1'
 if redis.replicate_commands then
   redis.replicate_commands() -- Redis 3.2-4: TIME before writes
+end
+
+-- @include deadline.lua
+local past_deadline = too_late(ARGV[10])
+if past_deadline then
+  return past_deadline
 end
 
 local name, done = KEYS[1], KEYS[2]
@@ -68,6 +82,11 @@ if not length or length < 1 or length ~= math.floor(length) then
 end
 
 local now = server_ms()
+local before = string.match(ARGV[9] or '', '^%d+$') and string.match(ARGV[10] or '', '^%d+$') and
+                   tonumber(ARGV[10]) - tonumber(ARGV[9])
+if before and before < now then
+  now = before -- CMD ended by then
+end
 local start = now - now % length
 local finish = start + length
 local record = cjson.encode({

@@ -42,6 +42,7 @@
 -- ARGV[7] host  ARGV[8] pid  ARGV[9] command  ARGV[10] rlock version (the record)
 -- ARGV[11] the host's boot id  ARGV[12] the holder process's start time (clock
 --         ticks after boot), for force-unlock --if-dead (either '' or absent: not recorded)
+-- @deadline ARGV[13]: changes nothing when run after this server time (ms; lib/deadline.lua)
 --
 -- Returns {1, count, fence, lease_ms}   acquired (a fresh permit, or a resend of it)
 --         {2, count, fence, lease_ms}   re-entered (or a resend of it)
@@ -62,6 +63,12 @@
 --                 nothing changed
 if redis.replicate_commands then
   redis.replicate_commands() -- Redis 3.2-4: TIME before writes
+end
+
+-- @include deadline.lua
+local past_deadline = too_late(ARGV[13])
+if past_deadline then
+  return past_deadline
 end
 
 local name, timeouts, channel, fence_key, records, latch = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]

@@ -23,6 +23,7 @@
 -- ARGV[2] '1' to release every level, '0' for one
 -- ARGV[3] 'PUBLISH', or 'SPUBLISH' in Redis Cluster 7+
 -- ARGV[4] latch lifetime in ms
+-- @deadline ARGV[5]: changes nothing when run after this server time (ms; lib/deadline.lua)
 --
 -- Returns {n, free}      released; n levels are still held by the owner (0: the
 --                        permit returned, and `free` permits were published)
@@ -40,6 +41,12 @@
 --                 nothing changed
 if redis.replicate_commands then
   redis.replicate_commands() -- Redis 3.2-4: TIME before writes
+end
+
+-- @include deadline.lua
+local past_deadline = too_late(ARGV[5])
+if past_deadline then
+  return past_deadline
 end
 
 local name, timeouts, channel, records, latch = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]

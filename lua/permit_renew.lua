@@ -16,6 +16,7 @@
 --         record's ttl_ms when it is a number of at least 1 (whole ms, at most
 --         365 days), else 30s. The record is data anyone can write: bounded.
 -- ARGV[3] 'PUBLISH', or 'SPUBLISH' in Redis Cluster 7+
+-- @deadline ARGV[4]: changes nothing when run after this server time (ms; lib/deadline.lua)
 --
 -- A renewal also sets renewed_at_ms (server time) in the permit's record, when
 -- there is one: when the holder last renewed.
@@ -32,6 +33,12 @@
 --                 nothing changed
 if redis.replicate_commands then
   redis.replicate_commands() -- Redis 3.2-4: TIME before writes
+end
+
+-- @include deadline.lua
+local past_deadline = too_late(ARGV[4])
+if past_deadline then
+  return past_deadline
 end
 
 local name, timeouts, channel, records = KEYS[1], KEYS[2], KEYS[3], KEYS[4]

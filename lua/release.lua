@@ -29,6 +29,7 @@
 -- ARGV[3] 'PUBLISH', or 'SPUBLISH' in Redis Cluster 7+
 -- ARGV[4] latch lifetime in ms
 -- ARGV[5] (optional) '1': a release that frees the lock answers {0, channel}
+-- @deadline ARGV[6]: changes nothing when run after this server time (ms; lib/deadline.lua)
 --
 -- Returns {n}            released; n levels are still held by the owner (0: freed)
 --         {0, channel}   freed, with ARGV[5] = '1': the channel '0' was published on
@@ -43,6 +44,12 @@
 --                 nothing changed
 if redis.replicate_commands then
   redis.replicate_commands() -- Redis 3.2-4: TIME before writes
+end
+
+-- @include deadline.lua
+local past_deadline = too_late(ARGV[6])
+if past_deadline then
+  return past_deadline
 end
 
 local name, channel, latch = KEYS[1], KEYS[2], KEYS[3]

@@ -9,6 +9,7 @@
 --         record's ttl_ms when it is a number of at least 1 (whole ms, at most
 --         365 days), else 30s (Redisson's default lease). The record is data
 --         anyone can write: this is the only use of it, and it is bounded.
+-- @deadline ARGV[3]: changes nothing when run after this server time (ms; lib/deadline.lua)
 --
 -- Returns {1, lease_ms}   renewed; lease_ms is the lease the key now has
 --         {-1}            no such lock (expired, deleted)
@@ -24,6 +25,12 @@
 -- ('rlock:meta'), when there is one: when the holder last renewed.
 if redis.replicate_commands then
   redis.replicate_commands() -- Redis 3.2-4: TIME before writes
+end
+
+-- @include deadline.lua
+local past_deadline = too_late(ARGV[3])
+if past_deadline then
+  return past_deadline
 end
 
 local name, owner, lease = KEYS[1], ARGV[1], tonumber(ARGV[2])

@@ -42,6 +42,7 @@
 -- ARGV[12] the reader lease keys' prefix: {NAME} (NAME when it holds a '{')
 -- ARGV[13] the host's boot id  ARGV[14] the holder process's start time (clock
 --         ticks after boot), for force-unlock --if-dead (either '' or absent: not recorded)
+-- @deadline ARGV[15]: changes nothing when run after this server time (ms; lib/deadline.lua)
 --
 -- Returns {1, count, fence, lease_ms}        acquired (fresh, or a resend of it)
 --         {2, count, fence, lease_ms}        re-entered (or a resend of it)
@@ -68,6 +69,12 @@
 --                 end in ':write' ...'   it would name a writer's field: nothing changed
 if redis.replicate_commands then
   redis.replicate_commands() -- Redis 3.2-4: TIME before writes
+end
+
+-- @include deadline.lua
+local past_deadline = too_late(ARGV[15])
+if past_deadline then
+  return past_deadline
 end
 
 local name, fence_key, latch, intents = KEYS[1], KEYS[2], KEYS[3], KEYS[4]

@@ -30,6 +30,7 @@
 -- ARGV[4] latch lifetime in ms
 -- ARGV[5] 'read' or 'write'
 -- ARGV[6] the reader lease keys' prefix: {NAME} (NAME when it holds a '{')
+-- @deadline ARGV[7]: changes nothing when run after this server time (ms; lib/deadline.lua)
 --
 -- Returns {n}            released; n levels of this side are still held by the
 --                        owner (0: this side of its hold is gone)
@@ -42,6 +43,16 @@
 --                        no 'mode'), or the owner holds the other side ('read'
 --                        or 'write'): never touched
 --         error 'ERR rlock: owner token is empty or reserved'   as rw_acquire.lua
+if redis.replicate_commands then
+  redis.replicate_commands() -- Redis 3.2-4: TIME before writes
+end
+
+-- @include deadline.lua
+local past_deadline = too_late(ARGV[7])
+if past_deadline then
+  return past_deadline
+end
+
 local name, channel, latch = KEYS[1], KEYS[2], KEYS[3]
 local owner, all, publish, latch_ms = ARGV[1], ARGV[2] == '1', ARGV[3], ARGV[4]
 local side, prefix = ARGV[5], ARGV[6]

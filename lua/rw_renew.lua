@@ -20,6 +20,7 @@
 --         365 days), else 30s (Redisson's default lease)
 -- ARGV[3] 'read' or 'write'
 -- ARGV[4] the reader lease keys' prefix: {NAME} (NAME when it holds a '{')
+-- @deadline ARGV[5]: changes nothing when run after this server time (ms; lib/deadline.lua)
 --
 -- Returns {1, lease_ms}   renewed; lease_ms: the lease the hold now has (the
 --                         hash's for a writer, the longest of the owner's level
@@ -38,6 +39,12 @@
 -- is one: when the holder last renewed.
 if redis.replicate_commands then
   redis.replicate_commands() -- Redis 3.2-4: TIME before writes
+end
+
+-- @include deadline.lua
+local past_deadline = too_late(ARGV[5])
+if past_deadline then
+  return past_deadline
 end
 
 local name, owner, lease, side, prefix = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]

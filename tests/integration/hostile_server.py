@@ -77,6 +77,16 @@ HELLO = b"*2\r\n$5\r\nHELLO\r\n$1\r\n2\r\n"
 INFO_REPLICATION = b"*2\r\n$4\r\nINFO\r\n$11\r\nreplication\r\n"
 NO_REPLICAS = b"role:master\r\nconnected_slaves:0\r\n"
 INFO_REPLY = b"$%d\r\n%s\r\n" % (len(NO_REPLICAS), NO_REPLICAS)
+# A request that changes something carries a deadline on the server's clock
+# (issue 34): TIME rides in its write, before it, when rlock does not know the
+# clock yet (or it is a second old): answered with this machine's.
+TIME = b"*1\r\n$4\r\nTIME\r\n"
+
+
+def time_reply():
+    now = time.time()
+    sec, usec = b"%d" % int(now), b"%d" % int((now % 1) * 1e6)
+    return b"*2\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(sec), sec, len(usec), usec)
 
 
 def read_request(conn):
@@ -90,6 +100,9 @@ def read_request(conn):
         if data.startswith(INFO_REPLICATION):
             conn.sendall(INFO_REPLY)
             data = data[len(INFO_REPLICATION):]
+        if data.startswith(TIME):
+            conn.sendall(time_reply())
+            data = data[len(TIME):]
         if data:
             return data
 

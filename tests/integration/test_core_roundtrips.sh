@@ -70,14 +70,16 @@ kill "$mon" 2>/dev/null
 client_cmds=$(sed -n '/start-marker/,/end-marker/p' "$TEST_TMP/monitor" | grep -v -e marker -e ' lua\] ' | awk '{print toupper($4)}' | tr -d '"' | tr '\n' ' ')
 lua_cmds=$(sed -n '/start-marker/,/end-marker/p' "$TEST_TMP/monitor" | grep -c ' lua\] ')
 echo "  MONITOR: client commands for acquire+release: ${client_cmds:-none}(script-internal: $lua_cmds)"
-check "MONITOR: the client sent exactly HELLO INFO EVALSHA HELLO EVALSHA (no WAIT: no replicas)" \
-  test "$client_cmds" = "HELLO INFO EVALSHA HELLO EVALSHA "
+# (TIME: the server's clock for the deadline each change carries, issue 34; in
+# the first request's write, as HELLO: no round trip of its own)
+check "MONITOR: the client sent exactly HELLO INFO TIME EVALSHA HELLO TIME EVALSHA (no WAIT: no replicas)" \
+  test "$client_cmds" = "HELLO INFO TIME EVALSHA HELLO TIME EVALSHA "
 
 # HELLO and the first request leave in one write: both are sent before any reply is read.
 r -v acquire RT5 --owner o
-order=$(grep -o '^rlock: [<>] [A-Z]*' <<<"$ERR" | head -6 | awk '{print $2 $3}' | tr '\n' ' ')
-check "HELLO and INFO ride with the first request: sent HELLO, INFO, EVALSHA, then read three replies ($order)" \
-  test "$order" = ">HELLO >INFO >EVALSHA < < < "
+order=$(grep -o '^rlock: [<>] [A-Z]*' <<<"$ERR" | head -8 | awk '{print $2 $3}' | tr '\n' ' ')
+check "HELLO, INFO and TIME ride with the first request: sent HELLO, INFO, TIME, EVALSHA, then read four replies ($order)" \
+  test "$order" = ">HELLO >INFO >TIME >EVALSHA < < < < "
 for off in "--sync-replicas 0" "--sync-replicas 1/100ms"; do
   # shellcheck disable=SC2086
   r -v acquire RT6 --owner o $off

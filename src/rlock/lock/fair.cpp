@@ -35,6 +35,7 @@ AcquireResult fair_try_acquire(redis::Client& client, const AcquireRequest& requ
                             request.info.command, RLOCK_VERSION, join_queue ? "1" : "0", ms(k_give_up_window)},
                            request.info);
   args.push_back(request.renews ? "1" : "0"); // a re-entry by run names it in the record, as acquire.lua
+  args.emplace_back(redis::k_deadline_slot);
   std::vector<std::string> script_keys{keys.name,  keys.fence_key,      latch_key(keys.acquire_latch, op_id),
                                        keys.queue, keys.queue_timeouts, keys.waiters};
   with_history(script_keys, args, keys, acquisition_history(request));
@@ -51,7 +52,7 @@ void fair_leave(redis::Client& client, const LockKeys& keys, const std::string& 
   try {
     run_script(client, one_shot(client, false), scripts::fair_leave,
                {keys.name, keys.queue, keys.queue_timeouts, keys.waiters, keys.channel},
-               {owner, ms(k_give_up_window), client.publish_command()});
+               {owner, ms(k_give_up_window), client.publish_command(), std::string(redis::k_deadline_slot)});
   } catch (const std::exception& e) {
     // Its give-up time drops it within k_give_up_window anyway.
     log::debug("cannot leave the queue of {}: {}", quote(keys.name), e.what());

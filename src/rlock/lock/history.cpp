@@ -65,7 +65,7 @@ void log_client_event(redis::Client& client, const LockKeys& lock, const std::st
                       const std::string& owner, const EventFields& extras) {
   try {
     std::vector<std::string> keys{lock.name};
-    std::vector<std::string> args{kind, owner};
+    std::vector<std::string> args{kind, owner, std::string(redis::k_deadline_slot)};
     with_history(keys, args, lock, extras);
     if (keys.size() < 2) {
       return;

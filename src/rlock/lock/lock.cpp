@@ -225,7 +225,7 @@ ReleaseResult exclusive_release(redis::Client& client, const LockKeys& keys, con
   if (!only_if_acquired_by.empty()) {
     script_keys.push_back(latch_key(keys.acquire_latch, only_if_acquired_by));
   }
-  std::vector<std::string> args{owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime()), "1"};
+  std::vector<std::string> args{owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime()), "1", std::string(redis::k_deadline_slot)};
   with_history(script_keys, args, keys);
   auto reply = run_script(client, scope, scripts::release, script_keys, args).reply;
   ReleaseResult result = decode_release(reply);
@@ -240,7 +240,7 @@ RenewResult exclusive_renew(redis::Client& client, const LockKeys& keys, const s
                             Millis lease, redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) {
   redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), retry), false, std::nullopt, {}};
   std::vector<std::string> script_keys{keys.name};
-  std::vector<std::string> args{owner, ms(lease)};
+  std::vector<std::string> args{owner, ms(lease), std::string(redis::k_deadline_slot)};
   with_history(script_keys, args, keys);
   return decode_renew(run_script(client, scope, scripts::renew, script_keys, args, sync));
 }
@@ -460,6 +460,7 @@ AcquireResult try_acquire(redis::Client& client, const AcquireRequest& request, 
                             request.info.command, RLOCK_VERSION},
                            request.info);
   args.push_back(request.renews ? "1" : "0");
+  args.emplace_back(redis::k_deadline_slot);
   std::vector<std::string> script_keys{keys.name,  keys.fence_key,      latch_key(keys.acquire_latch, op_id),
                                        keys.queue, keys.queue_timeouts, keys.waiters};
   with_history(script_keys, args, keys, acquisition_history(request));
@@ -493,10 +494,9 @@ redis::Reply force_unlock_script(redis::Client& client, const LockKeys& keys, co
   auto scope = one_shot(client, true);
   const std::string publish = client.publish_command();
   std::vector<std::string> args{publish, ms(scope.policy.latch_lifetime()), "1"};
-  if (expected != nullptr) {
-    args.push_back(expected->owner);
-    args.push_back(expected->record_raw);
-  }
+  args.push_back(expected != nullptr ? expected->owner : std::string());
+  args.push_back(expected != nullptr ? expected->record_raw : std::string());
+  args.emplace_back(redis::k_deadline_slot);
   std::vector<std::string> script_keys{keys.name,           keys.channel,    latch_key(keys.unlock_latch, new_op_id()),
                                        keys.queue,          keys.queue_timeouts, keys.waiters,
                                        keys.rw_channel,     keys.permit_timeouts, keys.permit_channel,

@@ -37,7 +37,9 @@ DoneResult record_done(redis::Client& client, const LockKeys& keys, const std::s
   using namespace detail;
   std::vector<std::string> script_keys{keys.name, keys.done};
   std::vector<std::string> args{owner, ms(length), info.host, std::to_string(info.pid), info.command,
-                                std::to_string(exit_status), RLOCK_VERSION, new_op_id()};
+                                std::to_string(exit_status), RLOCK_VERSION, new_op_id(),
+                                // sent this long before its deadline (redis/script.hpp): CMstd::string(redis::k_deadline_slot) ended by then
+                                ms(client.timeouts().io + Millis(1)), std::string(redis::k_deadline_slot)};
   with_history(script_keys, args, keys);
   auto reply = run_script(client, one_shot(client, true), scripts::once_done, script_keys, args).reply;
   DoneResult result;

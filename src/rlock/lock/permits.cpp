@@ -34,6 +34,7 @@ AcquireResult permit_try_acquire(redis::Client& client, const AcquireRequest& re
                             client.publish_command(), request.info.host, std::to_string(request.info.pid),
                             request.info.command, RLOCK_VERSION},
                            request.info);
+  args.emplace_back(redis::k_deadline_slot);
   with_history(script_keys, args, keys, acquisition_history(request));
   auto answer = run_script(client, scope, scripts::permit_acquire, script_keys, args, request.sync);
   const auto& reply = answer.reply;
@@ -68,7 +69,7 @@ ReleaseResult permit_release(redis::Client& client, const LockKeys& keys, const 
   if (!only_if_acquired_by.empty()) {
     script_keys.push_back(latch_key(keys.acquire_latch, only_if_acquired_by));
   }
-  std::vector<std::string> args{owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime())};
+  std::vector<std::string> args{owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime()), std::string(redis::k_deadline_slot)};
   with_history(script_keys, args, keys);
   auto reply = run_script(client, scope, scripts::permit_release, script_keys, args).reply;
   ReleaseResult result = decode_release(reply);
@@ -84,7 +85,7 @@ RenewResult permit_renew(redis::Client& client, const LockKeys& keys, const std:
                          redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) {
   redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), retry), false, std::nullopt, {}};
   std::vector<std::string> script_keys{keys.name, keys.permit_timeouts, keys.permit_channel, keys.permit_records};
-  std::vector<std::string> args{owner, ms(lease), client.publish_command()};
+  std::vector<std::string> args{owner, ms(lease), client.publish_command(), std::string(redis::k_deadline_slot)};
   with_history(script_keys, args, keys);
   return decode_renew(run_script(client, scope, scripts::permit_renew, script_keys, args, sync));
 }

@@ -309,7 +309,7 @@ AcquireResult RedlockStore::round(const AcquireRequest& request) {
       try {
         auto reply = detail::run_script(m_nodes[i], scope, scripts::fence_raise,
                                         {request.keys.fence_key, request.keys.name},
-                                        {std::to_string(fence), request.owner});
+                                        {std::to_string(fence), request.owner, std::string(redis::k_deadline_slot)});
         raised[i] = reply.reply.as_integer() >= fence ? 1 : 0;
       } catch (const std::exception& e) {
         log::debug("{}: raising the fencing counter: {}", m_masters[i].display(), e.what());

@@ -40,6 +40,7 @@ AcquireResult rw_try_acquire(redis::Client& client, const AcquireRequest& reques
                             request.info.command, RLOCK_VERSION, std::string(side_of(request.mode.mode)),
                             join ? "1" : "0", ms(k_intent_life), keys.reader_prefix},
                            request.info);
+  args.emplace_back(redis::k_deadline_slot);
   with_history(script_keys, args, keys, acquisition_history(request));
   auto answer = run_script(client, scope, scripts::rw_acquire, script_keys, args, request.sync);
   AcquireResult result = decode_acquire(answer, sent_at);
@@ -67,7 +68,7 @@ ReleaseResult rw_release(redis::Client& client, const LockKeys& keys, Mode mode,
     script_keys.push_back(latch_key(keys.acquire_latch, only_if_acquired_by));
   }
   std::vector<std::string> args{owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime()),
-                                std::string(side_of(mode)), keys.reader_prefix};
+                                std::string(side_of(mode)), keys.reader_prefix, std::string(redis::k_deadline_slot)};
   with_history(script_keys, args, keys);
   auto reply = run_script(client, scope, scripts::rw_release, script_keys, args).reply;
   ReleaseResult result = decode_release(reply);
@@ -83,7 +84,7 @@ RenewResult rw_renew(redis::Client& client, const LockKeys& keys, Mode mode, con
                      Millis lease, redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) {
   redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), retry), false, std::nullopt, {}};
   std::vector<std::string> script_keys{keys.name};
-  std::vector<std::string> args{owner, ms(lease), std::string(side_of(mode)), keys.reader_prefix};
+  std::vector<std::string> args{owner, ms(lease), std::string(side_of(mode)), keys.reader_prefix, std::string(redis::k_deadline_slot)};
   with_history(script_keys, args, keys);
   return decode_renew(run_script(client, scope, scripts::rw_renew, script_keys, args, sync));
 }
@@ -91,7 +92,7 @@ RenewResult rw_renew(redis::Client& client, const LockKeys& keys, Mode mode, con
 void rw_leave(redis::Client& client, const LockKeys& keys, const std::string& owner) noexcept {
   try {
     run_script(client, one_shot(client, false), scripts::rw_leave, {keys.write_intent, keys.rw_channel},
-               {owner, client.publish_command()});
+               {owner, client.publish_command(), std::string(redis::k_deadline_slot)});
   } catch (const std::exception& e) {
     // Its intent lapses by itself within k_intent_life.
     log::debug("cannot withdraw the write intent on {}: {}", quote(keys.name), e.what());

@@ -3,6 +3,7 @@
 #include <rlock/redis/connection.hpp>
 #include <rlock/redis/errors.hpp>
 #include <rlock/redis/hiredis.hpp>
+#include <rlock/redis/server_clock.hpp>
 #include <rlock/redis/tls.hpp>
 
 #include <fmt/format.h>
@@ -93,7 +94,8 @@ Connection::Connection(Connection&& other) noexcept
     : m_endpoint(std::move(other.m_endpoint)), m_timeouts(other.m_timeouts),
       m_require_primary(other.m_require_primary), m_fd(std::exchange(other.m_fd, -1)),
       m_tls(std::move(other.m_tls)), m_reader(std::move(other.m_reader)),
-      m_hello_pending(other.m_hello_pending), m_scripts(std::move(other.m_scripts)),
+      m_hello_pending(other.m_hello_pending), m_clock_pending(other.m_clock_pending),
+      m_scripts(std::move(other.m_scripts)),
       m_info(std::move(other.m_info)) {
   other.m_reader.reset();
 }
@@ -108,6 +110,7 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     m_tls = std::move(other.m_tls);
     m_reader = std::move(other.m_reader);
     m_hello_pending = other.m_hello_pending;
+    m_clock_pending = other.m_clock_pending;
     m_scripts = std::move(other.m_scripts);
     m_info = std::move(other.m_info);
     other.m_reader.reset();
@@ -123,6 +126,7 @@ void Connection::close() {
   }
   m_reader.reset();
   m_hello_pending = false;
+  m_clock_pending = false;
   m_scripts.clear();
 }
 
@@ -218,6 +222,13 @@ void Connection::connect_socket(TimePoint deadline) {
     if (result >= 0) {
       int one = 1;
       setsockopt(result, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      // Every close is an abort (RST): the kernel drops what it has not sent
+      // yet, so a request rlock gave up on (a timeout, an exit, a SIGKILL)
+      // cannot leave its send queue when a partition heals and be run then
+      // (issue 34). A request that did leave is refused by its deadline
+      // (server_clock.hpp). Over TLS too: the same socket, no close_notify.
+      linger abort{1, 0};
+      setsockopt(result, SOL_SOCKET, SO_LINGER, &abort, sizeof abort);
     }
   }
   if (result < 0) {
@@ -614,11 +625,24 @@ std::vector<Reply> Connection::exchange(const std::vector<Argv>& commands, Milli
 
 std::vector<Reply> Connection::roundtrip(const std::vector<Argv>& commands, Millis extra) {
   std::vector<Reply> replies;
-  if (m_hello_pending) {
-    std::vector<Argv> with_hello = hello_commands();
-    with_hello.insert(with_hello.end(), commands.begin(), commands.end());
-    replies = exchange(with_hello, extra);
-    take_hello_replies(replies, 0); // an error (old server, no auth yet) only leaves it unknown
+  const bool hello = m_hello_pending;
+  const bool clock = std::exchange(m_clock_pending, false);
+  if (hello || clock) {
+    std::vector<Argv> with_prefix = hello ? hello_commands() : std::vector<Argv>();
+    const std::size_t time_at = with_prefix.size();
+    if (clock) {
+      with_prefix.push_back({"TIME"});
+    }
+    with_prefix.insert(with_prefix.end(), commands.begin(), commands.end());
+    const TimePoint sent = Clock::now();
+    replies = exchange(with_prefix, extra);
+    if (clock) {
+      take_time(replies[time_at], sent, Clock::now());
+      replies.erase(replies.begin() + static_cast<std::ptrdiff_t>(time_at));
+    }
+    if (hello) {
+      take_hello_replies(replies, 0); // an error (old server, no auth yet) only leaves it unknown
+    }
   } else {
     replies = exchange(commands, extra);
   }
@@ -628,6 +652,23 @@ std::vector<Reply> Connection::roundtrip(const std::vector<Argv>& commands, Mill
     }
   }
   return replies;
+}
+
+void Connection::take_time(const Reply& reply, TimePoint sent, TimePoint received) {
+  // {seconds, microseconds} as strings; anything else (an ACL without +time,
+  // a proxy) leaves the clock unknown.
+  if (!reply.is_array() || reply.elements.size() != 2) {
+    return;
+  }
+  long long parts[2] = {-1, -1};
+  for (int i = 0; i < 2; ++i) {
+    const auto& text = reply.elements[static_cast<std::size_t>(i)].str;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), parts[i]);
+    if (ec != std::errc() || ptr != text.data() + text.size() || text.size() > 12 || parts[i] < 0) {
+      return;
+    }
+  }
+  server_clocks::take(server_key(m_endpoint), {sent, received, parts[0] * 1000 + parts[1] / 1000});
 }
 
 Reply Connection::command(const Argv& argv) {

@@ -122,6 +122,10 @@ public:
   const ServerInfo& known_info() const { return m_info; }
   // Takes an INFO replication reply that rode with a request.
   void take_replication(const Reply& reply);
+  // TIME rides with the next request (same round trip, before it) and what
+  // it says goes to server_clocks (server_clock.hpp); an error reply (an ACL
+  // without +time) only leaves the clock unknown.
+  void sample_clock_next() { m_clock_pending = true; }
   // True when the next request carries the handshake (HELLO, and INFO
   // replication with `learn_replicas`), or the connection is closed and will
   // make one.
@@ -139,6 +143,7 @@ private:
   std::vector<Reply> exchange(const std::vector<Argv>& commands, Millis extra);
   void handshake();
   void take_hello(const Reply& reply);
+  void take_time(const Reply& reply, TimePoint sent, TimePoint received);
   // The HELLO (and, with `identify`, INFO server) commands, and taking their
   // replies from the front of `replies` (errors only leave facts unknown).
   std::vector<Argv> hello_commands() const;
@@ -165,6 +170,7 @@ private:
   std::unique_ptr<TlsSession> m_tls;   // set while connected over TLS
   std::optional<ReplyReader> m_reader; // set while connected
   bool m_hello_pending = false;        // HELLO goes with the next request
+  bool m_clock_pending = false;        // TIME goes with the next request
   std::vector<std::string> m_scripts;  // SHA1s run here (knows_script)
   ServerInfo m_info;
 };

@@ -19,6 +19,7 @@ bool unavailable_kind(RedisErrorKind kind) {
   case RedisErrorKind::tryagain:
   case RedisErrorKind::unsynced:
   case RedisErrorKind::quorum:
+  case RedisErrorKind::late:
     return true;
   case RedisErrorKind::protocol:
   case RedisErrorKind::auth:
@@ -57,7 +58,7 @@ RedisErrorKind classify(std::string_view text) {
       {"READONLY", RedisErrorKind::readonly}, {"BUSY", RedisErrorKind::busy},
       {"LOADING", RedisErrorKind::loading},   {"OOM", RedisErrorKind::oom},
       {"TRYAGAIN", RedisErrorKind::tryagain}, {"CLUSTERDOWN", RedisErrorKind::tryagain},
-      {"MASTERDOWN", RedisErrorKind::tryagain},
+      {"MASTERDOWN", RedisErrorKind::tryagain}, {"LATE", RedisErrorKind::late},
   };
   for (const auto& prefix : k_prefixes) {
     if (starts_with_word(text, prefix.word)) {

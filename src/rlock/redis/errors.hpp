@@ -1,6 +1,9 @@
 #pragma once
 
+#include <rlock/core/clock.hpp>
 #include <rlock/core/errors.hpp>
+
+#include <optional>
 
 #include <string>
 #include <string_view>
@@ -26,6 +29,7 @@ enum class RedisErrorKind {
   busy,     // BUSY: a script is running too long
   loading,  // LOADING: server loading its data set
   oom,      // OOM: maxmemory reached
+  late,     // LATE: the script ran after the deadline it carried and changed nothing (issue 34)
   server,   // any other error reply
 };
 
@@ -35,9 +39,15 @@ public:
   // What a failed request tells about being applied, and whether to resend it:
   // decided in one place, redis/retry.hpp (outcome_of, RetryPolicy).
   RedisErrorKind kind() const { return m_kind; }
+  // A request that got no answer (timeout, io) and carried a deadline: the
+  // local time after which the server surely refuses it (server_clock.hpp).
+  // send_with_retries waits for it before it gives up on the request.
+  std::optional<TimePoint> settles_at() const { return m_settles_at; }
+  void set_settles_at(TimePoint at) { m_settles_at = at; }
 
 private:
   RedisErrorKind m_kind;
+  std::optional<TimePoint> m_settles_at;
 };
 
 // Turns an error reply's text ("WRONGPASS invalid ...") into a typed error whose

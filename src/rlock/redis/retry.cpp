@@ -19,6 +19,7 @@ Outcome outcome_of(RedisErrorKind kind) {
   case RedisErrorKind::loading:
   case RedisErrorKind::busy:
   case RedisErrorKind::tryagain:
+  case RedisErrorKind::late:
     return Outcome::not_applied;
   default:
     return Outcome::final;
@@ -122,22 +123,42 @@ Reply send_with_retries(const RetryScope& scope, const std::function<Reply()>& s
   history.latched = scope.latched;
   history.reached = scope.reached;
   std::optional<RedisError> first_unanswered;
+  // When every unanswered send carried a deadline: the time after which none
+  // of them can take effect any more (issue 34).
+  std::optional<TimePoint> settles;
+  bool unsettled = false; // an unanswered send without one
   for (;;) {
     TimePoint started = Clock::now();
     try {
       return send();
     } catch (const RedisError& e) {
       history.failed(e.kind(), started);
-      if (outcome_of(e.kind()) == Outcome::unknown && !first_unanswered) {
-        first_unanswered = e;
+      if (outcome_of(e.kind()) == Outcome::unknown) {
+        if (!first_unanswered) {
+          first_unanswered = e;
+        }
+        if (auto at = e.settles_at()) {
+          settles = std::max(settles.value_or(*at), *at);
+        } else if (e.kind() != RedisErrorKind::closed) {
+          unsettled = true; // (closed: the server closed it, it reads nothing more of it)
+        }
       }
       auto decision = scope.policy.decide(e.kind(), history, Clock::now(), scope.deadline);
       if (decision.action == RetryPolicy::Action::give_up) {
+        // Giving up on a request: not before it can no longer take effect
+        // (a few ms after its reply was due: the clock sample's round trip).
+        if (settles && *settles > Clock::now()) {
+          std::this_thread::sleep_until(*settles);
+        }
+        const char* fate = unsettled || !settles ? "it may still be applied"
+                                                 : "it may have been applied before rlock gave up, never after";
         Outcome last = outcome_of(e.kind());
         if (first_unanswered && (last == Outcome::not_sent || last == Outcome::not_applied)) {
-          throw RedisError(
-              first_unanswered->kind(),
-              fmt::format("{} (after a request that got no reply: it may still be applied)", e.what()));
+          throw RedisError(first_unanswered->kind(),
+                           fmt::format("{} (after a request that got no reply: {})", e.what(), fate));
+        }
+        if (first_unanswered && settles && !unsettled) {
+          throw RedisError(e.kind(), fmt::format("{} ({})", e.what(), fate));
         }
         throw;
       }

@@ -13,7 +13,7 @@ namespace rlock::redis {
 enum class Outcome {
   not_sent,    // connect failed: nothing reached the server
   unknown,     // timeout, closed, io: it may have been applied, or may still be
-  not_applied, // LOADING, BUSY, TRYAGAIN/CLUSTERDOWN: refused as a whole; resending is safe
+  not_applied, // LOADING, BUSY, TRYAGAIN/CLUSTERDOWN, LATE: refused as a whole; resending is safe
   final,       // auth, protocol, script, OOM, READONLY, MOVED/ASK...: resending cannot help
 };
 Outcome outcome_of(RedisErrorKind kind);
@@ -116,7 +116,9 @@ struct RetryScope {
 // returns, resending as scope.policy decides. When the policy gives up it
 // throws the last error; if an earlier try got no answer, the error thrown has
 // that try's kind (timeout, closed, io: outcome unknown), so callers can tell
-// the request may still be applied.
+// the request may have been applied. Before it gives up on a request whose
+// unanswered sends all carried a deadline (RedisError::settles_at), it waits
+// until none of them can take effect any more (a few ms), and says so.
 Reply send_with_retries(const RetryScope& scope, const std::function<Reply()>& send);
 
 } // namespace rlock::redis

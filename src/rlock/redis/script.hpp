@@ -8,12 +8,20 @@
 namespace rlock::redis {
 
 // A Lua script compiled into the binary (see cmake/embed_lua.cmake): its exact
-// text and the SHA1 Redis will know it by.
+// text and the SHA1 Redis will know it by; `deadline_arg`: N when the script
+// says "-- @deadline ARGV[N]" (every script that changes something), else 0.
 struct Script {
   std::string_view name;
   std::string_view text;
   std::string_view sha;
+  int deadline_arg = 0;
 };
+
+// What a caller puts at a script's deadline argument (ARGV[deadline_arg]);
+// eval_batch replaces it, for each send, with the deadline on the clock of
+// the server it goes to (server_clock.hpp, lua/lib/deadline.lua). A script
+// with a deadline argument sent without this there is an internal error.
+inline constexpr std::string_view k_deadline_slot = "rlock:deadline";
 
 // EVALSHA of `script` with its KEYS and ARGV: names and values travel only there.
 Argv evalsha_argv(const Script& script, const std::vector<std::string>& keys,
@@ -24,6 +32,15 @@ Argv evalsha_argv(const Script& script, const std::vector<std::string>& keys,
 // for the WAIT) and returns the replies of `evalsha` and `after`. On NOSCRIPT
 // (after a restart or SCRIPT FLUSH) it loads the script with SCRIPT LOAD and
 // sends the batch once more. Throws RedisError like Connection::pipeline.
+//
+// A script with a deadline argument gets, at each send, the latest server
+// time at which the server may still run it: the server's clock (as far as
+// it is known) when its reply stops being awaited (server_clock.hpp). TIME
+// rides along when the clock is not known or is old. A LATE answer (that
+// estimate was wrong: the server's clock was stepped, or this host's wall
+// clock is behind it before the first sample) changed nothing: the batch is
+// sent once more at once with the clock it told. An unanswered send (timeout,
+// io) throws with RedisError::settles_at set.
 std::vector<Reply> eval_batch(Connection& conn, const Script& script, const Argv& evalsha,
                               const std::vector<Argv>& before, const std::vector<Argv>& after, Millis extra);
 
