@@ -199,22 +199,18 @@ void Connection::connect_socket(TimePoint deadline) {
     std::memcpy(addr.sun_path, m_endpoint.path.c_str(), m_endpoint.path.size() + 1);
     result = try_connect(AF_UNIX, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
   } else {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* list = nullptr;
-    std::string port = std::to_string(m_endpoint.port);
-    int gai = getaddrinfo(m_endpoint.host.c_str(), port.c_str(), &hints, &list);
-    if (gai != 0) {
-      fail(RedisErrorKind::connect, fmt::format("cannot resolve host: {}", gai_strerror(gai)));
+    AddressList list;
+    try {
+      list = resolve_tcp(m_endpoint.host, m_endpoint.port);
+    } catch (const RedisError& e) {
+      fail(e.kind(), e.what());
     }
-    for (addrinfo* ai = list; ai != nullptr; ai = ai->ai_next) {
+    for (const addrinfo* ai = list.get(); ai != nullptr; ai = ai->ai_next) {
       result = try_connect(ai->ai_family, ai->ai_addr, ai->ai_addrlen);
       if (result >= 0 || result == -ETIMEDOUT) {
         break;
       }
     }
-    freeaddrinfo(list);
     if (result >= 0) {
       int one = 1;
       setsockopt(result, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
