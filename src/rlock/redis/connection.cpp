@@ -326,11 +326,10 @@ void Connection::handshake() {
   }
 }
 
-void Connection::take_hello(const Reply& reply) {
-  m_hello_pending = false;
-  m_info = {};
+ServerInfo server_info_of_hello(const Reply& reply) {
+  ServerInfo info;
   if (!reply.is_array()) {
-    return; // an old server (no HELLO), or refused: nothing known
+    return info;
   }
   for (std::size_t i = 0; i + 1 < reply.elements.size(); i += 2) {
     const auto& key = reply.elements[i];
@@ -338,15 +337,23 @@ void Connection::take_hello(const Reply& reply) {
     if (key.type != Reply::Type::string || value.type != Reply::Type::string) {
       continue;
     }
-    if (key.str == "version") {
-      m_info.version = value.str.substr(0, 32);
+    if (key.str == "server") {
+      info.name = printable(value.str.substr(0, 32));
+    } else if (key.str == "version") {
+      info.version = printable(value.str.substr(0, 32));
     } else if (key.str == "mode") {
-      m_info.mode = value.str.substr(0, 32);
+      info.mode = value.str.substr(0, 32);
     } else if (key.str == "role") {
-      m_info.role = value.str.substr(0, 32);
+      info.role = value.str.substr(0, 32);
     }
   }
-  m_info.known = !m_info.mode.empty();
+  info.known = !info.mode.empty();
+  return info;
+}
+
+void Connection::take_hello(const Reply& reply) {
+  m_hello_pending = false;
+  m_info = server_info_of_hello(reply); // an old server (no HELLO), or refused: nothing known
 }
 
 std::vector<Argv> Connection::hello_commands() const {
