@@ -49,7 +49,8 @@ echo "package: $DEB, Depends: $(dpkg-deb -f "$DEB" Depends)"
 # Nothing answers DNS inside the roots: 127.0.0.1:53, where nothing may listen,
 # one try of at most 1 s. A name that is not in /etc/hosts fails at once, and
 # no query leaves the machine.
-if ss -Hlnu 'sport = :53' 2>/dev/null | grep -q . || ss -Hlnt 'sport = :53' 2>/dev/null | grep -q .; then
+command -v ss >/dev/null || { echo "FAIL: ss (iproute2) is not installed (./dev installs what the tests need)"; exit 1; }
+if ss -Hlnu 'sport = :53' | grep -q . || ss -Hlnt 'sport = :53' | grep -q .; then
   echo "FAIL: something listens on port 53 here; the roots' resolv.conf points at 127.0.0.1:53 to fail fast"
   ss -Hlnut 'sport = :53'
   exit 1
