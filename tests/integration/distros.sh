@@ -51,6 +51,8 @@ distro_root() {
   exec {lock}>"$RLOCK_ROOTS_CACHE/build.lock"
   flock "$lock"
   if [ ! -f "$dir/.rlock-root-complete" ]; then
+    # What an interrupted build left (none runs now: this shell holds the lock).
+    rm -rf "$RLOCK_ROOTS_CACHE"/tmp/*
     tmp=$(mktemp -d "$RLOCK_ROOTS_CACHE/tmp/$suite-$hash.XXXXXX")
     log=$tmp.log
     echo "distro_root: building the $suite root ($packages) in $dir, once for this machine" >&2
