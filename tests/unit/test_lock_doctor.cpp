@@ -153,13 +153,15 @@ TEST_CASE("doctor: two masters with one run_id are one server") {
 TEST_CASE("doctor: the server is named as it names itself (Redis, Valkey)") {
   using rlock::lock::server_identity;
   // Redis 7.0 and 8.0: no server_name.
-  auto redis = server_identity("# Server\r\nredis_version:8.0.2\r\nredis_git_sha1:00000000\r\nredis_mode:standalone\r\n");
+  auto redis = server_identity(
+      "# Server\r\nredis_version:8.0.2\r\nredis_git_sha1:00000000\r\nredis_mode:standalone\r\n");
   CHECK(redis.name == "redis");
   CHECK(redis.version == "8.0.2");
   CHECK(redis.redis_version == "8.0.2");
   // Valkey 8.1: redis_version is the Redis it answers as.
-  auto valkey = server_identity(
-      "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.1.1\r\nvalkey_release_stage:ga\r\n");
+  auto valkey = server_identity("# "
+                                "Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.1."
+                                "1\r\nvalkey_release_stage:ga\r\n");
   CHECK(valkey.name == "valkey");
   CHECK(valkey.version == "8.1.1");
   CHECK(valkey.redis_version == "7.2.4");

@@ -17,9 +17,8 @@ namespace {
 
 // HELLO 2's map as a flat array, as RESP2 sends it.
 Reply hello(const char* server, const char* version, const char* mode = "standalone") {
-  return array({str("server"), str(server), str("version"), str(version), str("proto"), integer(2),
-                str("id"), integer(7), str("mode"), str(mode), str("role"), str("master"), str("modules"),
-                array({})});
+  return array({str("server"), str(server), str("version"), str(version), str("proto"), integer(2), str("id"),
+                integer(7), str("mode"), str(mode), str("role"), str("master"), str("modules"), array({})});
 }
 
 } // namespace
@@ -53,8 +52,8 @@ TEST_CASE("HELLO: nothing known from what is not a HELLO reply; untrusted values
   CHECK_FALSE(server_info_of_hello(error).known);
   CHECK_FALSE(server_info_of_hello(array({})).known);
   CHECK_FALSE(server_info_of_hello(array({str("server"), str("redis")})).known); // no mode
-  auto odd = server_info_of_hello(array({str("server"), str(std::string(100, 'x') + "\x1b[2J"), str("version"),
-                                         integer(8), str("mode"), str("standalone")}));
+  auto odd = server_info_of_hello(array({str("server"), str(std::string(100, 'x') + "\x1b[2J"),
+                                         str("version"), integer(8), str("mode"), str("standalone")}));
   CHECK(odd.known);
   CHECK(odd.name.size() <= 32);
   CHECK(odd.name.find('\x1b') == std::string::npos);

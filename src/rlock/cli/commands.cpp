@@ -347,7 +347,8 @@ std::string status_json_text(const Context& ctx, const std::vector<lock::LockSta
   for (const auto& state : states) {
     locks.push_back(status_json(state));
   }
-  return json_line({{"schema", k_status_schema}, {"locks", locks}, {"servers", servers_json(ctx.store->server_names())}});
+  return json_line(
+      {{"schema", k_status_schema}, {"locks", locks}, {"servers", servers_json(ctx.store->server_names())}});
 }
 
 // status --watch: a frame per interval; a server that cannot be reached is
@@ -403,7 +404,8 @@ int cmd_status(Context& ctx) {
   }
   auto states = status_states(ctx);
   if (inv.format == StatusFormat::openmetrics || inv.output) {
-    auto text = inv.format == StatusFormat::openmetrics ? openmetrics_text(states) : status_json_text(ctx, states);
+    auto text =
+        inv.format == StatusFormat::openmetrics ? openmetrics_text(states) : status_json_text(ctx, states);
     if (inv.output) {
       write_file_atomically(*inv.output, text);
     } else {

@@ -86,7 +86,9 @@ constexpr long long k_clock_warning_ms = 2000;
 } // namespace
 
 ServerIdentity server_identity(const std::string& info_server) {
-  auto field = [&](const std::string& name) { return printable(info_field(info_server, name).value_or("").substr(0, 64)); };
+  auto field = [&](const std::string& name) {
+    return printable(info_field(info_server, name).value_or("").substr(0, 64));
+  };
   ServerIdentity out;
   out.redis_version = field("redis_version");
   out.name = field("server_name");
@@ -205,8 +207,9 @@ std::vector<Finding> judge_server(const ServerFacts& facts) {
       out.push_back(finding(facts, "version", setting, Verdict::unsafe,
                             "rlock's scripts read TIME before writing, which needs Redis 3.2 or later" + as));
     } else if (major < 7) {
-      out.push_back(finding(facts, "version", setting, Verdict::ok,
-                            "every rlock feature works; a Redis 7+ Cluster adds sharded pub/sub for waiters" + as));
+      out.push_back(
+          finding(facts, "version", setting, Verdict::ok,
+                  "every rlock feature works; a Redis 7+ Cluster adds sharded pub/sub for waiters" + as));
     } else {
       out.push_back(finding(facts, "version", setting, Verdict::ok, "every rlock feature works" + as));
     }
