@@ -6,7 +6,8 @@
 # against a redis-server on the host's loopback (chroot keeps the network),
 # under each hosts: line of issue 29 in each root's nsswitch.conf, for
 # `localhost`, a name from the root's /etc/hosts and a name that does not
-# exist. A name that resolves connects (exit 0); one that does not is exit 69,
+# exist. A name resolves when the root's `getent ahosts` finds it, and then
+# connects (exit 0); one that does not is exit 69,
 # "cannot resolve NAME"; no case ends in a signal (a static C library crashed
 # loading the host's name-service modules: SIGFPE on trixie, SIGSEGV with
 # bookworm's myhostname). Then, for the missing name under each root's default
@@ -134,6 +135,12 @@ lookup_matrix() {
       took=$(($(ms) - t0))
       TABLE+=("$suite | $line$([ "$line" = "$DEFAULT_LINE" ] && echo " (root's default)") | $name | $(result "$RC")")
       [ "$RC" -gt 128 ] && signals=$((signals + 1))
+      # The root's own lookup, through the same nsswitch.conf: rlock connects
+      # exactly when getent finds the name.
+      local got
+      got=$(timeout -k 2 30 chroot "$ROOT" getent ahosts "$name" | awk 'NR == 1 { print $1 }')
+      check "$suite, hosts: $line: rlock resolves $name as getent ahosts does (${got:-not found})" \
+        test "$([ -n "$got" ] && echo 0 || echo 69)" = "$RC"
       if [ "$name" = "$MISSING" ]; then
         expect_rc 69 "$suite, hosts: $line: $name does not resolve: exit 69 ($took ms)"
         check "$suite, hosts: $line: 'cannot resolve $name' ($ERR)" grep -q "cannot resolve $name" <<<"$ERR"
