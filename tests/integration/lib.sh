@@ -9,8 +9,29 @@ RLOCK=${RLOCK_BIN:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/rlo
 # The scripts exactly as the binary sends them: the build assembles each lua/*.lua
 # (its `-- @include` lines replaced by lua/lib/ files) into lua/ next to the binary.
 RLOCK_LUA=$(dirname "$RLOCK")/lua
-command -v redis-server >/dev/null || { echo "FAIL: redis-server is not installed"; exit 1; }
 command -v redis-cli >/dev/null || { echo "FAIL: redis-cli is not installed"; exit 1; }
+# The server start_redis starts (RLOCK_TEST_SERVER): redis7, this host's
+# redis-server (Debian 12's Redis 7.0, the default); redis8 or valkey8, Debian
+# 13's Redis 8.0 or Valkey 8.1 from the trixie root (distros.sh; root only;
+# RLOCK_TEST_SERVER_ROOT names the root, else it is found or built). Started as
+# REDIS_SERVER_CMD, with the same arguments; start_redis checks that the server
+# that answers is the one asked for (SERVER_NAME, SERVER_VERSION).
+case "${RLOCK_TEST_SERVER:=redis7}" in
+  redis7)
+    command -v redis-server >/dev/null || { echo "FAIL: redis-server is not installed"; exit 1; }
+    REDIS_SERVER_CMD=(redis-server) SERVER_NAME=redis SERVER_MAJOR=7 ;;
+  redis8 | valkey8)
+    if [ -z "${RLOCK_TEST_SERVER_ROOT:-}" ]; then
+      . "$(dirname "${BASH_SOURCE[0]}")/distros.sh"
+      RLOCK_TEST_SERVER_ROOT=$(distro_root trixie) ||
+        { echo "FAIL: RLOCK_TEST_SERVER=$RLOCK_TEST_SERVER needs the trixie root, which cannot be built here"; exit 1; }
+    fi
+    SERVER_NAME=${RLOCK_TEST_SERVER%8} SERVER_MAJOR=8
+    mapfile -t REDIS_SERVER_CMD < <(. "$(dirname "${BASH_SOURCE[0]}")/distros.sh"
+      distro_server_cmd "$RLOCK_TEST_SERVER_ROOT" "$SERVER_NAME-server")
+    [ ${#REDIS_SERVER_CMD[@]} -gt 0 ] || { echo "FAIL: no $SERVER_NAME-server in $RLOCK_TEST_SERVER_ROOT"; exit 1; } ;;
+  *) echo "FAIL: RLOCK_TEST_SERVER is redis7, redis8 or valkey8, not '$RLOCK_TEST_SERVER'"; exit 1 ;;
+esac
 
 # The Python interpreter, resolved once: `python3` on PATH may be a version
 # manager's shim that costs a second or more per start on a busy machine. Its
@@ -34,8 +55,8 @@ cleanup() {
   for pid in "${_pids[@]}"; do
     kill -9 "$pid" 2>/dev/null
   done
-  # Every redis-server of this test runs in a directory under TEST_TMP.
-  for pid in $(pgrep -x redis-server); do
+  # Every server of this test runs in a directory under TEST_TMP.
+  for pid in $(pgrep -x redis-server; pgrep -f "^${REDIS_SERVER_CMD[0]} "); do
     [[ $(readlink "/proc/$pid/cwd" 2>/dev/null) == "$TEST_TMP"/* ]] && kill -9 "$pid" 2>/dev/null
   done
   wait 2>/dev/null
@@ -59,7 +80,7 @@ start_redis_on() {
   REDIS_PORT=$1; shift
   local dir="$TEST_TMP/redis-$REDIS_PORT"
   mkdir -p "$dir"
-  env "${REDIS_PRELOAD_ENV[@]}" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' \
+  env "${REDIS_PRELOAD_ENV[@]}" "${REDIS_SERVER_CMD[@]}" --port "$REDIS_PORT" --bind 127.0.0.1 --save '' \
     --appendonly no --dir "$dir" --unixsocket "$dir/redis.sock" --unixsocketperm 700 \
     "${REDIS_EXTRA_ARGS[@]}" "$@" >>"$dir/log" 2>&1 &
   REDIS_PID=$!
@@ -69,11 +90,27 @@ start_redis_on() {
   for i in $(seq 1 200); do
     if rcli PING 2>/dev/null | grep -q PONG; then
       export RLOCK_URL="redis://127.0.0.1:$REDIS_PORT"
+      server_is_asked_for || exit 1
       return 0
     fi
     sleep 0.025
   done
   echo "FAIL: redis-server did not start on port $REDIS_PORT"; tail -5 "$dir/log"; exit 1
+}
+
+# The server at REDIS_PORT names itself as RLOCK_TEST_SERVER asks (INFO server:
+# Valkey's server_name and valkey_version, else redis_version).
+server_is_asked_for() {
+  local info name version
+  info=$(rcli INFO server | tr -d '\r')
+  name=$(sed -n 's/^server_name://p' <<<"$info")
+  name=${name:-redis}
+  version=$(sed -n "s/^${name}_version://p" <<<"$info")
+  if [ "$name" != "$SERVER_NAME" ] || [ "${version%%.*}" != "$SERVER_MAJOR" ]; then
+    echo "FAIL: RLOCK_TEST_SERVER=$RLOCK_TEST_SERVER, but the server says it is $name $version"
+    return 1
+  fi
+  SERVER_VERSION=$version
 }
 
 stop_redis() {

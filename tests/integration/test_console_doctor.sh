@@ -17,6 +17,10 @@ expect_rc 1 "save '' and appendonly no: unsafe"
 echo "$OUT" | sed 's/^/  | /'
 check "text names the setting, the verdict and why" grep -q '^unsafe  redis://127.0.0.1:[0-9]* persistence: save "", appendonly no: no persistence: a restart drops every lock' <<<"$OUT"
 check "text ends with a summary" grep -q '^1 unsafe, 0 warning(s)' <<<"$(tail -1 <<<"$OUT")"
+# As the server names itself (lib.sh read INFO server: Valkey's server_name and
+# valkey_version, else redis_version), whichever RLOCK_TEST_SERVER started.
+check "the version finding names the server as it names itself: ${SERVER_NAME}_version $SERVER_VERSION" \
+  grep -q "^ok      redis://127.0.0.1:[0-9]* version: ${SERVER_NAME}_version $SERVER_VERSION: every rlock feature works" <<<"$OUT"
 rcli CONFIG SET maxmemory-policy allkeys-lru >/dev/null
 r doctor --json
 expect_rc 1 "allkeys-lru: unsafe"
@@ -41,7 +45,7 @@ v={f["check"]:f["verdict"] for f in d["findings"]}; assert v["eviction"]=="ok" a
 # --- a replica without min-replicas-to-write: a warning, not unsafe
 RPORT=$(free_port)
 mkdir -p "$TEST_TMP/replica"
-(cd "$TEST_TMP/replica" && exec redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no \
+(cd "$TEST_TMP/replica" && exec "${REDIS_SERVER_CMD[@]}" --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no \
   --replicaof 127.0.0.1 "$REDIS_PORT" >log 2>&1) &
 _pids+=("$!")
 replica_up() { rcli INFO replication | grep -q '^connected_slaves:1'; }

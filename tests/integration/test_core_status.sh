@@ -14,6 +14,13 @@ r status A B --json
 expect_rc 0 "status A B --json, both held"
 check "status A B --json parses" is_json "$OUT"
 check "status A B --json lists A and B" test "$(names_in "$OUT" | tr '\n' ' ')" = "A B "
+# The server as it names itself in its HELLO reply (lib.sh read INFO server:
+# Valkey's server_name and valkey_version), whichever RLOCK_TEST_SERVER started.
+check "status --json names the server it read: $SERVER_NAME $SERVER_VERSION at $RLOCK_URL" "$PY" -c '
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["servers"] == [{"server": sys.argv[2], "name": sys.argv[3], "version": sys.argv[4]}], d["servers"]
+' "$OUT" "$RLOCK_URL" "$SERVER_NAME" "$SERVER_VERSION"
 r status A Free
 expect_rc 1 "status A Free: one is free"
 r status A Free --json

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # rlock as a system tool: `cpack -G DEB` packs the binary, the gzipped man page
 # and the bash, zsh and fish completions at the paths Debian's tools look in;
-# the package's Depends agrees with the NEEDED entries of the binary it ships;
+# the package's Depends agrees with the NEEDED entries of the binary it ships
+# (only the C library is the host's);
 # that binary runs and names the git revision it was built from; the fish
 # completion parses; bash and fish complete lock names from a live server, and
 # bash completes nothing, within a second, when no server answers.
@@ -12,7 +13,7 @@ BUILD=${RLOCK_BUILD_DIR:-$(dirname "$RLOCK")}
 BASHC=$ROOT/completions/rlock.bash
 FISHC=$ROOT/completions/rlock.fish
 
-for tool in cpack dpkg-deb readelf fish gzip git; do
+for tool in cpack dpkg-deb dpkg-shlibdeps readelf fish gzip git; do
   command -v "$tool" >/dev/null || { echo "FAIL: $tool is not installed (./dev installs what the tests need)"; exit 1; }
 done
 [ -f "$BUILD/CPackConfig.cmake" ] || { echo "FAIL: no CPackConfig.cmake in $BUILD (set RLOCK_BUILD_DIR)"; exit 1; }
@@ -59,19 +60,24 @@ check "the packed bash completion is completions/rlock.bash" cmp -s "$X/usr/shar
 check "the packed zsh completion is completions/_rlock" cmp -s "$X/usr/share/zsh/vendor-completions/_rlock" "$ROOT/completions/_rlock"
 check "the packed fish completion is completions/rlock.fish" cmp -s "$X/usr/share/fish/vendor_completions.d/rlock.fish" "$FISHC"
 
-# Depends against what the packed binary loads: static (no NEEDED) => no
-# library to depend on; dynamic => a Depends naming each library's package.
+# Depends against what the packed binary loads: the host's C library (NEEDED
+# libc.so.6), everything else inside; dpkg-shlibdeps' answer, plus the glibc
+# that packed relocations need (GLIBC_ABI_DT_RELR, no symbol of its own).
 NEEDED=$(readelf -d "$X/usr/bin/rlock" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 DEPENDS=$(field Depends)
 echo "NEEDED: $(tr "\n" " " <<<"${NEEDED:-none}"); Depends: ${DEPENDS:-none}"
-if [ -z "$NEEDED" ]; then
-  check "a static binary (no NEEDED entry) depends on no library: Depends is empty" test -z "$DEPENDS"
-else
-  check "a dynamic binary has a Depends" test -n "$DEPENDS"
-  if grep -qx 'libc.so.6' <<<"$NEEDED"; then
-    check "it needs libc.so.6: Depends names libc6" grep -q 'libc6' <<<"$DEPENDS"
-  fi
+check "the binary loads the host's C library (NEEDED libc.so.6)" grep -qx 'libc.so.6' <<<"$NEEDED"
+check "nothing else but glibc's own libraries: mbed TLS, hiredis, libstdc++ and libgcc are inside ($(tr '\n' ' ' <<<"$NEEDED"))" \
+  test -z "$(grep -vxE 'libc\.so\.6|libm\.so\.6|ld-linux[-a-z0-9_.]*\.so\.[0-9]+' <<<"$NEEDED")"
+check "Depends names libc6 with a version (dpkg-shlibdeps): $DEPENDS" grep -qE '(^|, )libc6 \(>= [0-9.]+\)' <<<"$DEPENDS"
+check "Depends names no other package" test -z "$(tr ',' '\n' <<<"$DEPENDS" | grep -v '^ *libc6 ')"
+if readelf -V "$X/usr/bin/rlock" | grep -q 'Name: GLIBC_ABI_DT_RELR'; then
+  check "packed relocations (GLIBC_ABI_DT_RELR): Depends asks for libc6 >= 2.36" grep -q 'libc6 (>= 2.36)' <<<"$DEPENDS"
 fi
+# The highest version asked for is the C library this package needs.
+LIBC_FLOOR=$(grep -oE 'libc6 \(>= [0-9.]+\)' <<<"$DEPENDS" | sed -E 's/.*>= ([0-9.]+)\)/\1/' | sort -V | tail -1)
+check "README's install section names the C library the package asks for (glibc $LIBC_FLOOR)" \
+  grep -q "glibc $LIBC_FLOOR" "$ROOT/README.md"
 
 # --- The packed binary and its revision -------------------------------------
 r "$X/usr/bin/rlock" --version

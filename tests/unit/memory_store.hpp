@@ -200,6 +200,7 @@ public:
   std::vector<lock::ServerFacts> survey() override { return {}; }
   void refresh() override {}
   std::string describe() const override { return "memory"; }
+  std::vector<redis::Client::ServerName> server_names() const override { return {}; }
 
 private:
   // Notes the call; throws the RedisError it is set to fail with.

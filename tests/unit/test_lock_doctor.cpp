@@ -149,3 +149,48 @@ TEST_CASE("doctor: two masters with one run_id are one server") {
   ServerFacts unknown1, unknown2; // no run_id read (unreachable, INFO denied): not a match
   CHECK_FALSE(same_run_id({unknown1, unknown2}));
 }
+
+TEST_CASE("doctor: the server is named as it names itself (Redis, Valkey)") {
+  using rlock::lock::server_identity;
+  // Redis 7.0 and 8.0: no server_name.
+  auto redis = server_identity(
+      "# Server\r\nredis_version:8.0.2\r\nredis_git_sha1:00000000\r\nredis_mode:standalone\r\n");
+  CHECK(redis.name == "redis");
+  CHECK(redis.version == "8.0.2");
+  CHECK(redis.redis_version == "8.0.2");
+  // Valkey 8.1: redis_version is the Redis it answers as.
+  auto valkey = server_identity("# "
+                                "Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.1."
+                                "1\r\nvalkey_release_stage:ga\r\n");
+  CHECK(valkey.name == "valkey");
+  CHECK(valkey.version == "8.1.1");
+  CHECK(valkey.redis_version == "7.2.4");
+  // A server_name without its version field, or not a word: Redis's fields.
+  auto nameless = server_identity("redis_version:7.2.4\r\nserver_name:other\r\n");
+  CHECK(nameless.name == "redis");
+  CHECK(nameless.version == "7.2.4");
+  auto forged = server_identity("redis_version:7.2.4\r\nserver_name:a b\r\na b_version:9\r\n");
+  CHECK(forged.name == "redis");
+  CHECK(forged.version == "7.2.4");
+  // Unprintable bytes from the server are not passed on.
+  auto odd = server_identity("server_name:valkey\r\nvalkey_version:8.1\x1b[2J\r\nredis_version:7.2.4\r\n");
+  CHECK(odd.version.find('\x1b') == std::string::npos);
+
+  auto facts = healthy();
+  facts.server_name = valkey.name;
+  facts.version = valkey.version;
+  facts.redis_version = valkey.redis_version;
+  auto findings = judge_server(facts);
+  const auto& f = about(findings, "version");
+  CHECK(f.setting == "valkey_version 8.1.1");
+  CHECK(f.verdict == rlock::lock::Verdict::ok);
+  CHECK(f.why.find("Redis 7.2.4") != std::string::npos);
+  facts.server_name = "redis";
+  facts.version = facts.redis_version = "8.0.2";
+  CHECK(about(judge_server(facts), "version").setting == "redis_version 8.0.2");
+  // What rlock needs is judged by the Redis it answers as.
+  facts.server_name = "valkey";
+  facts.version = "9.0.0";
+  facts.redis_version = "3.0.7";
+  CHECK(about(judge_server(facts), "version").verdict == rlock::lock::Verdict::unsafe);
+}

@@ -21,6 +21,14 @@ TEST_CASE("reply errors become typed errors with the contract's exit codes") {
        ExitCode::denied},
       {"ERR Error running script (call to f_x): @user_script:1: NOPERM ...", RedisErrorKind::auth,
        ExitCode::denied},
+      // An ACL denial inside a script: Redis 7.0, then Redis 7.2+, 8.0 and Valkey 8.1.
+      {"ERR The user executing the script can't publish to the channel mentioned in the command script: "
+       "096d, on @user_script:453.",
+       RedisErrorKind::auth, ExitCode::denied},
+      {"ERR ACL failure in script: No permissions to access a channel script: 096d, on @user_script:453.",
+       RedisErrorKind::auth, ExitCode::denied},
+      {"ERR ACL failure in script: No permissions to access a key script: 096d, on @user_script:12.",
+       RedisErrorKind::auth, ExitCode::denied},
       {"ERR invalid password", RedisErrorKind::auth, ExitCode::denied},
       {"MOVED 3999 127.0.0.1:6381", RedisErrorKind::moved, ExitCode::software},
       {"ASK 3999 127.0.0.1:6381", RedisErrorKind::ask, ExitCode::software},

@@ -342,12 +342,13 @@ std::vector<lock::LockState> status_states(Context& ctx) {
                            : ctx.store->inspect(inv.names);
 }
 
-std::string status_json_text(const std::vector<lock::LockState>& states) {
+std::string status_json_text(const Context& ctx, const std::vector<lock::LockState>& states) {
   nlohmann::json locks = nlohmann::json::array();
   for (const auto& state : states) {
     locks.push_back(status_json(state));
   }
-  return json_line({{"schema", k_status_schema}, {"locks", locks}});
+  return json_line(
+      {{"schema", k_status_schema}, {"locks", locks}, {"servers", servers_json(ctx.store->server_names())}});
 }
 
 // status --watch: a frame per interval; a server that cannot be reached is
@@ -363,7 +364,7 @@ int watch_status(Context& ctx) {
     try {
       auto states = status_states(ctx);
       if (inv.global.json) {
-        return status_json_text(states);
+        return status_json_text(ctx, states);
       }
       body = states.empty() ? "(no locks)\n" : status_table(states, style, !inv.names.empty());
     } catch (const RedisError& e) {
@@ -403,14 +404,15 @@ int cmd_status(Context& ctx) {
   }
   auto states = status_states(ctx);
   if (inv.format == StatusFormat::openmetrics || inv.output) {
-    auto text = inv.format == StatusFormat::openmetrics ? openmetrics_text(states) : status_json_text(states);
+    auto text =
+        inv.format == StatusFormat::openmetrics ? openmetrics_text(states) : status_json_text(ctx, states);
     if (inv.output) {
       write_file_atomically(*inv.output, text);
     } else {
       fmt::print("{}", text);
     }
   } else if (inv.global.json) {
-    fmt::print("{}", status_json_text(states));
+    fmt::print("{}", status_json_text(ctx, states));
   } else {
     fmt::print("{}", status_table(states, stdout_style(), !inv.names.empty()));
     if (states.empty() && isatty(STDOUT_FILENO)) {

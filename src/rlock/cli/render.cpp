@@ -530,6 +530,14 @@ std::string doctor_text(const std::vector<lock::Finding>& findings) {
   return out;
 }
 
+nlohmann::json servers_json(const std::vector<redis::Client::ServerName>& servers) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& server : servers) {
+    out.push_back({{"server", server.server}, {"name", server.name}, {"version", server.version}});
+  }
+  return out;
+}
+
 nlohmann::json finding_json(const lock::Finding& finding) {
   return {{"server", finding.server},
           {"check", finding.check},

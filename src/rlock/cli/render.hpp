@@ -2,6 +2,7 @@
 
 #include <rlock/lock/doctor.hpp>
 #include <rlock/lock/lock.hpp>
+#include <rlock/redis/client.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -83,6 +84,10 @@ nlohmann::json nodes_json(const std::vector<lock::NodeAnswer>& answers);
 // `doctor`'s findings for people: one line each ("VERDICT  SERVER  CHECK:
 // SETTING: why"), then a summary line.
 std::string doctor_text(const std::vector<lock::Finding>& findings);
+
+// status --json's "servers": [{"server", "name", "version"}], each server as
+// it names itself in its HELLO reply ("valkey", "8.1.1").
+nlohmann::json servers_json(const std::vector<redis::Client::ServerName>& servers);
 
 // One finding in `doctor --json`: {"server", "check", "setting", "verdict", "why"}.
 nlohmann::json finding_json(const lock::Finding& finding);

@@ -24,8 +24,8 @@ CodePoint decode_utf8(std::string_view bytes, std::size_t at);
 // The columns a code point takes on a terminal, as wcwidth() would say in a
 // UTF-8 locale for what printable() leaves: 0 for combining marks, zero-width
 // characters and variation selectors; 2 for East Asian wide and fullwidth
-// characters and emoji; else 1. A small table of its own: the static binary
-// has no locale data to ask.
+// characters and emoji; else 1. A small table of its own: rlock sets no
+// locale, and a host may have no UTF-8 locale to ask.
 int column_width(char32_t cp);
 
 // printable() in double quotes, for naming a lock in messages.

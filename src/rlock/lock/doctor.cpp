@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <sstream>
 
@@ -83,6 +85,27 @@ constexpr long long k_clock_warning_ms = 2000;
 
 } // namespace
 
+ServerIdentity server_identity(const std::string& info_server) {
+  auto field = [&](const std::string& name) {
+    return printable(info_field(info_server, name).value_or("").substr(0, 64));
+  };
+  ServerIdentity out;
+  out.redis_version = field("redis_version");
+  out.name = field("server_name");
+  // A name is a word: anything else is no name (and no field to read).
+  bool word = !out.name.empty() && std::all_of(out.name.begin(), out.name.end(), [](unsigned char c) {
+    return std::islower(c) || std::isdigit(c) || c == '_' || c == '-';
+  });
+  if (word && out.name != "redis") {
+    out.version = field(out.name + "_version");
+  }
+  if (out.version.empty()) {
+    out.name = "redis";
+    out.version = out.redis_version;
+  }
+  return out;
+}
+
 ServerFacts survey(redis::Client& client, const redis::Endpoint& node, const std::string& topology) {
   ServerFacts facts;
   facts.server = node.display();
@@ -90,7 +113,10 @@ ServerFacts survey(redis::Client& client, const redis::Endpoint& node, const std
   // INFO first: a server that cannot be reached throws from here.
   try {
     auto server = survey_command(client, node, {"INFO", "server"}).as_string();
-    facts.version = printable(info_field(server, "redis_version").value_or(""));
+    auto identity = server_identity(server);
+    facts.server_name = identity.name;
+    facts.version = identity.version;
+    facts.redis_version = identity.redis_version;
     facts.run_id = printable(info_field(server, "run_id").value_or("").substr(0, 64));
     auto replication = survey_command(client, node, {"INFO", "replication"}).as_string();
     facts.role = info_field(replication, "role").value_or("");
@@ -167,21 +193,25 @@ std::vector<Finding> judge_server(const ServerFacts& facts) {
                     "so each master must keep what it was given (the checks below)"
                   : "one server holds every lock"));
 
-  // Version.
+  // Version: the server's own, named as it names it; what rlock needs is
+  // judged by redis_version (Valkey's: the Redis it answers as).
   if (facts.version.empty()) {
     out.push_back(cannot_check(facts, "version", "redis_version", "the version", facts.info_error, "INFO"));
   } else {
-    auto [major, minor] = version_of(facts.version);
+    const std::string name = facts.server_name.empty() ? "redis" : facts.server_name;
+    const std::string setting = name + "_version " + facts.version;
+    const std::string& compatible = facts.redis_version.empty() ? facts.version : facts.redis_version;
+    const std::string as = name == "redis" ? "" : fmt::format(" (it answers as Redis {})", compatible);
+    auto [major, minor] = version_of(compatible);
     if (major < 3 || (major == 3 && minor < 2)) {
-      out.push_back(finding(facts, "version", "redis_version " + facts.version, Verdict::unsafe,
-                            "rlock's scripts read TIME before writing, which needs Redis 3.2 or later"));
+      out.push_back(finding(facts, "version", setting, Verdict::unsafe,
+                            "rlock's scripts read TIME before writing, which needs Redis 3.2 or later" + as));
     } else if (major < 7) {
       out.push_back(
-          finding(facts, "version", "redis_version " + facts.version, Verdict::ok,
-                  "every rlock feature works; a Redis 7+ Cluster adds sharded pub/sub for waiters"));
+          finding(facts, "version", setting, Verdict::ok,
+                  "every rlock feature works; a Redis 7+ Cluster adds sharded pub/sub for waiters" + as));
     } else {
-      out.push_back(
-          finding(facts, "version", "redis_version " + facts.version, Verdict::ok, "every rlock feature works"));
+      out.push_back(finding(facts, "version", setting, Verdict::ok, "every rlock feature works" + as));
     }
   }
 

@@ -16,7 +16,12 @@ struct ServerFacts {
   std::string server;      // for messages: host:port, never a password
   std::string unreachable; // non-empty: nothing could be asked (the error)
   std::string topology; // "standalone", "cluster (N primaries)", "sentinel (primary NAME)", "redlock master"
-  std::string version;  // INFO server: redis_version
+  // How the server names itself (server_identity): Valkey's "valkey" and its
+  // own version, else "redis" and redis_version; redis_version is what a
+  // Valkey says it is compatible with.
+  std::string server_name;
+  std::string version;
+  std::string redis_version;
   std::string run_id;   // INFO server: run_id (the server's identity until it restarts)
   std::string info_error;
   std::optional<std::string> maxmemory_policy, save, appendonly;
@@ -35,6 +40,17 @@ struct ServerFacts {
 // surveyed twice, e.g. two Redlock URLs of one server that resolve to different
 // addresses: a unix socket and TCP, 0.0.0.0 and 127.0.0.1), as indices. Pure.
 std::optional<std::pair<std::size_t, std::size_t>> same_run_id(const std::vector<ServerFacts>& facts);
+
+// The server's name and version as INFO server gives them: server_name and
+// `<server_name>_version` where present (Valkey: "valkey", valkey_version),
+// else "redis" and redis_version; redis_version too (Valkey 8 answers "7.2.4"
+// there). Pure; the text is untrusted (made printable, bounded).
+struct ServerIdentity {
+  std::string name;
+  std::string version;
+  std::string redis_version;
+};
+ServerIdentity server_identity(const std::string& info_server);
 
 // How a finding bears on lock safety.
 enum class Verdict { ok, warning, unsafe };

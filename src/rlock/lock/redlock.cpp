@@ -186,6 +186,15 @@ public:
     return out;
   }
 
+  std::vector<redis::Client::ServerName> server_names() const override {
+    std::vector<redis::Client::ServerName> out;
+    for (const auto& node : m_nodes) {
+      auto names = node.server_names();
+      out.insert(out.end(), names.begin(), names.end());
+    }
+    return out;
+  }
+
   std::string describe() const override {
     std::string out;
     for (const auto& master : m_masters) {

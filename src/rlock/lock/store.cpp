@@ -51,6 +51,7 @@ public:
   }
   void refresh() override { m_client.refresh(); }
   std::string describe() const override { return m_client.describe(); }
+  std::vector<redis::Client::ServerName> server_names() const override { return m_client.server_names(); }
 
   std::vector<ServerFacts> survey() override {
     const auto& target = m_client.target();

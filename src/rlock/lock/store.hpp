@@ -63,6 +63,9 @@ public:
   virtual void refresh() = 0;
   // For messages: the URL(s), never a password.
   virtual std::string describe() const = 0;
+  // How the servers asked so far name themselves (status --json's "servers";
+  // every Redlock master's). Never asks.
+  virtual std::vector<redis::Client::ServerName> server_names() const = 0;
 };
 
 // The store for `urls` (already parsed into endpoints): one deployment, or a

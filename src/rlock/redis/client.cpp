@@ -508,6 +508,16 @@ Reply Client::command_on(const Endpoint& node, const Argv& argv) {
   }
 }
 
+std::vector<Client::ServerName> Client::server_names() const {
+  std::vector<ServerName> out;
+  for (const auto& [node, conn] : m_connections) {
+    if (conn && conn->known_info().known) {
+      out.push_back({conn->endpoint().display(), conn->known_info().name, conn->known_info().version});
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> Client::run_ids() const {
   std::vector<std::string> out;
   for (const auto& [node, conn] : m_connections) {

@@ -139,6 +139,15 @@ public:
   // the INFO server that went with each connection's first request). Never asks.
   std::vector<std::string> run_ids() const;
 
+  // How each server its connections reached names itself (HELLO's server and
+  // version; Redis < 6 says nothing and is left out), in node order. Never asks.
+  struct ServerName {
+    std::string server; // the node, as describe() shows it
+    std::string name;   // "redis", "valkey"
+    std::string version;
+  };
+  std::vector<ServerName> server_names() const;
+
   const Endpoint& target() const { return m_target; }
   const Timeouts& timeouts() const { return m_timeouts; }
   // For messages: the URL's target, never a password.

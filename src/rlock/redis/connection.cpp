@@ -203,22 +203,18 @@ void Connection::connect_socket(TimePoint deadline) {
     std::memcpy(addr.sun_path, m_endpoint.path.c_str(), m_endpoint.path.size() + 1);
     result = try_connect(AF_UNIX, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
   } else {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* list = nullptr;
-    std::string port = std::to_string(m_endpoint.port);
-    int gai = getaddrinfo(m_endpoint.host.c_str(), port.c_str(), &hints, &list);
-    if (gai != 0) {
-      fail(RedisErrorKind::connect, fmt::format("cannot resolve host: {}", gai_strerror(gai)));
+    AddressList list;
+    try {
+      list = resolve_tcp(m_endpoint.host, m_endpoint.port);
+    } catch (const RedisError& e) {
+      fail(e.kind(), e.what());
     }
-    for (addrinfo* ai = list; ai != nullptr; ai = ai->ai_next) {
+    for (const addrinfo* ai = list.get(); ai != nullptr; ai = ai->ai_next) {
       result = try_connect(ai->ai_family, ai->ai_addr, ai->ai_addrlen);
       if (result >= 0 || result == -ETIMEDOUT) {
         break;
       }
     }
-    freeaddrinfo(list);
     if (result >= 0) {
       int one = 1;
       setsockopt(result, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -341,11 +337,10 @@ void Connection::handshake() {
   }
 }
 
-void Connection::take_hello(const Reply& reply) {
-  m_hello_pending = false;
-  m_info = {};
+ServerInfo server_info_of_hello(const Reply& reply) {
+  ServerInfo info;
   if (!reply.is_array()) {
-    return; // an old server (no HELLO), or refused: nothing known
+    return info;
   }
   for (std::size_t i = 0; i + 1 < reply.elements.size(); i += 2) {
     const auto& key = reply.elements[i];
@@ -353,15 +348,23 @@ void Connection::take_hello(const Reply& reply) {
     if (key.type != Reply::Type::string || value.type != Reply::Type::string) {
       continue;
     }
-    if (key.str == "version") {
-      m_info.version = value.str.substr(0, 32);
+    if (key.str == "server") {
+      info.name = printable(value.str.substr(0, 32));
+    } else if (key.str == "version") {
+      info.version = printable(value.str.substr(0, 32));
     } else if (key.str == "mode") {
-      m_info.mode = value.str.substr(0, 32);
+      info.mode = value.str.substr(0, 32);
     } else if (key.str == "role") {
-      m_info.role = value.str.substr(0, 32);
+      info.role = value.str.substr(0, 32);
     }
   }
-  m_info.known = !m_info.mode.empty();
+  info.known = !info.mode.empty();
+  return info;
+}
+
+void Connection::take_hello(const Reply& reply) {
+  m_hello_pending = false;
+  m_info = server_info_of_hello(reply); // an old server (no HELLO), or refused: nothing known
 }
 
 std::vector<Argv> Connection::hello_commands() const {

@@ -31,7 +31,8 @@ using Argv = std::vector<std::string>;
 // older servers, or when HELLO was refused).
 struct ServerInfo {
   bool known = false;
-  std::string version; // "7.0.15"
+  std::string name;    // HELLO's "server": "redis", "valkey"
+  std::string version; // "7.0.15"; Valkey's own ("8.1.1"), not the Redis it answers as
   std::string mode;    // "standalone", "cluster", "sentinel"
   std::string role;    // "master", "replica"
   std::string run_id;  // INFO server's run_id, asked only for an endpoint with `identify`
@@ -43,6 +44,11 @@ struct ServerInfo {
   bool role_refused = false; // INFO replication answered an error (ACL): not asked again
   int major() const;   // 0 when unknown
 };
+
+// What a HELLO reply says (server, version, mode, role; each cut to 32
+// bytes); nothing known when it is not a map of strings with a mode (an old
+// server, or refused). Pure; the reply is untrusted.
+ServerInfo server_info_of_hello(const Reply& reply);
 
 // The replicas an INFO replication reply names: a primary's connected_slaves
 // (every replica connected to it: online ones, and ones still syncing, which

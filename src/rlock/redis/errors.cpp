@@ -66,11 +66,14 @@ RedisErrorKind classify(std::string_view text) {
     }
   }
   // Errors raised by redis.call inside a script carry the original error after a
-  // prefix ("ERR Error running script ...: NOPERM ..."); Redis 6 words an ACL
-  // denial inside a script differently.
+  // prefix ("ERR Error running script ...: NOPERM ..."); Redis 6 and 7.0 word
+  // an ACL denial inside a script differently, and Redis 7.2+, 8 and Valkey 8
+  // differently again ("ERR ACL failure in script: No permissions to access a
+  // channel ...", test_servers_redis8/valkey8).
   if (text.find("NOPERM") != std::string_view::npos ||
       text.find("The user executing the script can't") != std::string_view::npos ||
-      text.find("no permissions to") != std::string_view::npos) {
+      text.find("no permissions to") != std::string_view::npos ||
+      text.find("ACL failure in script") != std::string_view::npos) {
     return RedisErrorKind::auth;
   }
   // Redis 7 refuses a long command from a client that has not authenticated

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-// mbed TLS, not OpenSSL: linked into the static PIE, OpenSSL's tables cost
+// mbed TLS, not OpenSSL: linked into the binary, OpenSSL's tables cost
 // 24 000 relative relocations applied at every start, TLS or not (~115 page
 // faults and a third of an uncontended `run` here); mbed TLS's cost ~800
 // (bench/README.md, "Start-up budget").

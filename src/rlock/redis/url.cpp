@@ -1,5 +1,6 @@
 #include <rlock/core/errors.hpp>
 #include <rlock/core/text.hpp>
+#include <rlock/redis/errors.hpp>
 #include <rlock/redis/url.hpp>
 
 #include <fmt/format.h>
@@ -10,7 +11,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <set>
 
 namespace rlock::redis {
@@ -335,26 +338,41 @@ std::string lower(std::string text) {
 // Every address `host` resolves to, as "IP:PORT" (IPv6 bracketed); empty when it
 // does not resolve.
 std::vector<std::string> resolve(const std::string& host, int port) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* list = nullptr;
   std::vector<std::string> out;
-  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &list) != 0) {
+  AddressList list;
+  try {
+    list = resolve_tcp(host, port);
+  } catch (const RedisError&) {
     return out;
   }
-  for (addrinfo* ai = list; ai != nullptr; ai = ai->ai_next) {
+  for (const addrinfo* ai = list.get(); ai != nullptr; ai = ai->ai_next) {
     char ip[NI_MAXHOST];
     if (getnameinfo(ai->ai_addr, ai->ai_addrlen, ip, sizeof ip, nullptr, 0, NI_NUMERICHOST) == 0) {
       out.push_back(ai->ai_family == AF_INET6 ? fmt::format("[{}]:{}", ip, port)
                                               : fmt::format("{}:{}", ip, port));
     }
   }
-  freeaddrinfo(list);
   return out;
 }
 
 } // namespace
+
+void AddrinfoDeleter::operator()(addrinfo* list) const {
+  freeaddrinfo(list);
+}
+
+AddressList resolve_tcp(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* list = nullptr;
+  int gai = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &list);
+  if (gai != 0) {
+    std::string why = gai == EAI_SYSTEM ? std::strerror(errno) : gai_strerror(gai);
+    throw RedisError(RedisErrorKind::connect, fmt::format("cannot resolve {}: {}", printable(host), why));
+  }
+  return AddressList(list);
+}
 
 std::string server_key(const Endpoint& endpoint) {
   if (endpoint.transport == Endpoint::Transport::unix_socket) {

@@ -1,5 +1,8 @@
 #pragma once
 
+#include <netdb.h>
+
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -95,8 +98,20 @@ std::string without_password(std::string_view url);
 // "sentinel:MASTER@H1:P1,H2:P2" (sentinels sorted).
 std::string server_key(const Endpoint& endpoint);
 
+// The one name lookup: `host` (a name or a numeric address) and `port` as the
+// host's getaddrinfo answers them, through its nsswitch.conf (files, dns,
+// myhostname, resolve, mdns...: the C library is linked dynamically, so the
+// host's modules load into the libc.so.6 they were built for), TCP only, every
+// address in the order given. A name that does not resolve throws
+// RedisError(connect) "cannot resolve HOST: why" (exit 69).
+struct AddrinfoDeleter {
+  void operator()(addrinfo* list) const;
+};
+using AddressList = std::unique_ptr<addrinfo, AddrinfoDeleter>;
+AddressList resolve_tcp(const std::string& host, int port);
+
 // The addresses at which the endpoint's server is reached, resolved now
-// (getaddrinfo, as Connection resolves): "IP:PORT" for TCP (every address of
+// (resolve_tcp, as Connection resolves): "IP:PORT" for TCP (every address of
 // the name; numeric, IPv6 as [::1]:PORT); "unix:DEV:INODE" of the socket file
 // (its server_key when it cannot be stat'ed); for a Sentinel URL
 // "sentinel:MASTER@IP:PORT" per sentinel address. A name that does not
