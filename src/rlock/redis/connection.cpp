@@ -3,6 +3,7 @@
 #include <rlock/redis/connection.hpp>
 #include <rlock/redis/errors.hpp>
 #include <rlock/redis/hiredis.hpp>
+#include <rlock/redis/slots.hpp>
 #include <rlock/redis/tls.hpp>
 
 #include <fmt/format.h>
@@ -360,6 +361,9 @@ std::vector<Argv> Connection::hello_commands() const {
   }
   if (m_endpoint.learn_replicas) {
     out.push_back({"INFO", "replication"});
+    if (!m_require_primary) {
+      out.push_back({"CLUSTER", "NODES"}); // an error where there is no cluster: nothing known
+    }
   }
   return out;
 }
@@ -409,6 +413,12 @@ void Connection::take_replication(const Reply& reply) {
   }
 }
 
+void Connection::take_cluster_view(const Reply& reply) {
+  auto view = cluster_view(reply, m_endpoint.host);
+  m_info.cluster_replicas =
+      view ? std::optional<long long>(static_cast<long long>(view->replicas.size())) : std::nullopt;
+}
+
 void Connection::take_hello_replies(std::vector<Reply>& replies, std::size_t at) {
   take_hello(replies[at]);
   std::size_t taken = 1;
@@ -429,6 +439,10 @@ void Connection::take_hello_replies(std::vector<Reply>& replies, std::size_t at)
   if (m_endpoint.learn_replicas) {
     take_replication(replies[at + taken]);
     ++taken;
+    if (!m_require_primary) {
+      take_cluster_view(replies[at + taken]);
+      ++taken;
+    }
   }
   replies.erase(replies.begin() + static_cast<std::ptrdiff_t>(at),
                 replies.begin() + static_cast<std::ptrdiff_t>(at + taken));

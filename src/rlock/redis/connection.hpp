@@ -39,6 +39,10 @@ struct ServerInfo {
   // asked only for an endpoint with `learn_replicas`; nullopt when not asked
   // or refused.
   std::optional<long long> replicas;
+  // Its replicas in the cluster's own view (CLUSTER NODES, asked with INFO
+  // replication: see redis::cluster_view), listed whether or not they are
+  // connected; nullopt when not a cluster node, not asked or refused.
+  std::optional<long long> cluster_replicas;
   TimePoint replicas_at{}; // when `replicas` was learnt
   bool role_refused = false; // INFO replication answered an error (ACL): not asked again
   int major() const;   // 0 when unknown
@@ -122,9 +126,11 @@ public:
   const ServerInfo& known_info() const { return m_info; }
   // Takes an INFO replication reply that rode with a request.
   void take_replication(const Reply& reply);
+  // Takes a CLUSTER NODES reply that rode with a request (ServerInfo::cluster_replicas).
+  void take_cluster_view(const Reply& reply);
   // True when the next request carries the handshake (HELLO, and INFO
-  // replication with `learn_replicas`), or the connection is closed and will
-  // make one.
+  // replication and CLUSTER NODES with `learn_replicas`), or the connection is
+  // closed and will make one.
   bool handshake_next() const { return m_fd < 0 || m_hello_pending; }
 
   const Endpoint& endpoint() const { return m_endpoint; }
