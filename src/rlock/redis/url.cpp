@@ -148,7 +148,8 @@ Endpoint parse_tcp(std::string_view rest, std::string_view url) {
   authority = take_userinfo(authority, ep, url);
   if (authority.find(',') != std::string_view::npos) {
     throw bad_url(url, "one URL names one server; for a Redlock over several masters give several URLs "
-                       "(-u URL -u URL, or RLOCK_URL=URL,URL)");
+                       "(-u URL -u URL, or RLOCK_URL=URL,URL); for a Redis Cluster's nodes, "
+                       "redis-cluster://HOST:PORT,HOST:PORT");
   }
   auto node = parse_host_port(authority, 6379, url);
   ep.host = node.host;
@@ -156,19 +157,26 @@ Endpoint parse_tcp(std::string_view rest, std::string_view url) {
   return ep;
 }
 
-// redis-sentinel://[userinfo@]h1[:p1][,h2[:p2]...]/MASTER[/db]
-Endpoint parse_sentinel(std::string_view rest, std::string_view url) {
-  Endpoint ep;
-  auto slash = rest.find('/');
-  std::string_view authority = take_userinfo(rest.substr(0, slash), ep, url);
-  while (!authority.empty() || ep.sentinels.empty()) {
+// h1[:p1][,h2[:p2]...]: a Sentinel's or a Cluster's host list (at least one).
+std::vector<HostPort> parse_host_list(std::string_view authority, int default_port, std::string_view url) {
+  std::vector<HostPort> out;
+  while (!authority.empty() || out.empty()) {
     auto comma = authority.find(',');
-    ep.sentinels.push_back(parse_host_port(authority.substr(0, comma), 26379, url));
+    out.push_back(parse_host_port(authority.substr(0, comma), default_port, url));
     authority = comma == std::string_view::npos ? std::string_view{} : authority.substr(comma + 1);
     if (comma != std::string_view::npos && authority.empty()) {
       throw bad_url(url, "missing host after ','");
     }
   }
+  return out;
+}
+
+// redis-sentinel://[userinfo@]h1[:p1][,h2[:p2]...]/MASTER[/db]
+Endpoint parse_sentinel(std::string_view rest, std::string_view url) {
+  Endpoint ep;
+  auto slash = rest.find('/');
+  std::string_view authority = take_userinfo(rest.substr(0, slash), ep, url);
+  ep.sentinels = parse_host_list(authority, 26379, url);
   std::string_view path = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
   auto db_slash = path.find('/');
   ep.master = percent_decode(path.substr(0, db_slash), url);
@@ -180,6 +188,21 @@ Endpoint parse_sentinel(std::string_view rest, std::string_view url) {
   }
   ep.host = ep.sentinels.front().host; // replaced by the primary's once resolved
   ep.port = ep.sentinels.front().port;
+  return ep;
+}
+
+// redis-cluster://[userinfo@]h1[:p1][,h2[:p2]...][/0]
+Endpoint parse_cluster(std::string_view rest, std::string_view url) {
+  Endpoint ep;
+  auto slash = rest.find('/');
+  std::string_view authority = take_userinfo(rest.substr(0, slash), ep, url);
+  ep.seeds = parse_host_list(authority, 6379, url);
+  if (slash != std::string_view::npos && slash + 1 < rest.size() && parse_db(rest.substr(slash + 1), url) != 0) {
+    throw bad_url(url, "a Redis Cluster has database 0 only "
+                       "(redis-cluster://HOST:PORT[,HOST:PORT...])");
+  }
+  ep.host = ep.seeds.front().host;
+  ep.port = ep.seeds.front().port;
   return ep;
 }
 
@@ -196,6 +219,7 @@ Endpoint Endpoint::at(const HostPort& node) const {
   ep.port = node.port;
   ep.sentinels.clear();
   ep.master.clear();
+  ep.seeds.clear();
   return ep; // tls is kept: every node of a TLS deployment speaks TLS
 }
 
@@ -212,6 +236,13 @@ std::string Endpoint::display() const {
     }
     return fmt::format("{}-sentinel://{}{}/{}{}", tls ? "rediss" : "redis", user_part, hosts,
                        printable(master), db_part);
+  }
+  if (is_cluster()) {
+    std::string hosts;
+    for (const auto& node : seeds) {
+      hosts += fmt::format("{}{}:{}", hosts.empty() ? "" : ",", bracketed(node.host), node.port);
+    }
+    return fmt::format("{}-cluster://{}{}", tls ? "rediss" : "redis", user_part, hosts);
   }
   return fmt::format("{}://{}{}:{}{}", tls ? "rediss" : "redis", user_part, bracketed(host), port, db_part);
 }
@@ -232,13 +263,18 @@ Endpoint parse_url(std::string_view url) {
   if (scheme == "redis-sentinel") {
     return parse_sentinel(rest, url);
   }
-  if (scheme == "rediss" || scheme == "rediss-sentinel") {
-    auto ep = scheme == "rediss" ? parse_tcp(rest, url) : parse_sentinel(rest, url);
+  if (scheme == "redis-cluster") {
+    return parse_cluster(rest, url);
+  }
+  if (scheme == "rediss" || scheme == "rediss-sentinel" || scheme == "rediss-cluster") {
+    auto ep = scheme == "rediss"            ? parse_tcp(rest, url)
+              : scheme == "rediss-sentinel" ? parse_sentinel(rest, url)
+                                            : parse_cluster(rest, url);
     ep.tls.emplace();
     return ep;
   }
   throw bad_url(url, fmt::format("unknown scheme '{}' (use redis://, rediss://, redis-sentinel://, "
-                                 "rediss-sentinel:// or unix://)",
+                                 "rediss-sentinel://, redis-cluster://, rediss-cluster:// or unix://)",
                                  printable(scheme)));
 }
 
@@ -372,6 +408,18 @@ std::string server_key(const Endpoint& endpoint) {
     }
     return out;
   }
+  if (endpoint.is_cluster()) {
+    std::vector<std::string> hosts;
+    for (const auto& node : endpoint.seeds) {
+      hosts.push_back(fmt::format("{}:{}", lower(node.host), node.port));
+    }
+    std::sort(hosts.begin(), hosts.end());
+    std::string out = "cluster:";
+    for (std::size_t i = 0; i < hosts.size(); ++i) {
+      out += (i ? "," : "") + hosts[i];
+    }
+    return out;
+  }
   return fmt::format("tcp:{}:{}", lower(endpoint.host), endpoint.port);
 }
 
@@ -389,6 +437,18 @@ std::vector<std::string> server_addresses(const Endpoint& endpoint) {
     for (const auto& node : endpoint.sentinels) {
       for (const auto& address : resolve(node.host, node.port)) {
         out.push_back(fmt::format("sentinel:{}@{}", endpoint.master, address));
+      }
+    }
+    if (out.empty()) {
+      out.push_back(server_key(endpoint));
+    }
+    return out;
+  }
+  if (endpoint.is_cluster()) {
+    std::vector<std::string> out;
+    for (const auto& node : endpoint.seeds) {
+      for (auto& address : resolve(node.host, node.port)) {
+        out.push_back(std::move(address));
       }
     }
     if (out.empty()) {
