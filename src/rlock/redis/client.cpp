@@ -74,11 +74,7 @@ std::string describe_slot_map(const Reply& reply) {
           fmt::format("{}:{}", printable(node.elements[0].str.substr(0, 64)), node.elements[1].integer);
       nodes += i == 2 ? address : fmt::format("{}{}", i == 3 ? " (replicas " : ", ", address);
     }
-    if (range.elements.size() > 3) {
-      nodes += ")";
-    } else {
-      nodes += " (no replica listed)";
-    }
+    nodes += range.elements.size() > 3 ? ")" : " (CLUSTER SLOTS lists no replica)";
     out += fmt::format("{}{}-{} {}", out.empty() ? "" : "; ", range.elements[0].integer,
                        range.elements[1].integer, nodes);
   }
