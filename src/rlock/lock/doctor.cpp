@@ -286,13 +286,6 @@ std::vector<Finding> judge_server(const ServerFacts& facts) {
                         ? "rlock's replica sync is off, so such locks are lost then"
                         : "rlock refuses to take or renew a lock here until it is back (no replica acknowledges)")));
   }
-  for (const auto& [address, state] : facts.replica_states) {
-    if (state != "online") {
-      out.push_back(finding(facts, "replication", fmt::format("replica {} {}", address, state), Verdict::warning,
-                            "still syncing: it acknowledges nothing yet, so locks here are refused (or renewals "
-                            "unconfirmed) until it is online"));
-    }
-  }
   if (!facts.cluster_error.empty()) {
     out.push_back(cannot_check(facts, "replication", "CLUSTER NODES", "the replicas the cluster may promote",
                                facts.cluster_error, "CLUSTER NODES"));

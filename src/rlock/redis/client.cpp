@@ -107,7 +107,9 @@ Client Client::fresh(std::optional<Millis> cap) const {
 Connection& Client::connection(const Endpoint& node) {
   auto& slot = m_connections[node_key(node)];
   if (!slot) {
-    slot = std::make_unique<Connection>(node, m_timeouts, m_target.is_sentinel());
+    Endpoint at = node;
+    at.cluster_view = at.learn_replicas && m_mode == Mode::cluster; // its handshake asks CLUSTER NODES
+    slot = std::make_unique<Connection>(std::move(at), m_timeouts, m_target.is_sentinel());
   }
   return *slot;
 }
@@ -441,7 +443,8 @@ EvalReply Client::eval(const Script& script, const std::vector<std::string>& key
       }
       const bool refresh = sync.automatic && !handshake && !known.role_refused &&
                            Clock::now() - known.replicas_at >= k_replicas_refresh;
-      const bool refresh_view = refresh && m_mode == Mode::cluster;
+      // (only where CLUSTER NODES answered before: an error reply would fail the request)
+      const bool refresh_view = refresh && m_mode == Mode::cluster && known.cluster_replicas.has_value();
       if (refresh) {
         after.push_back({"INFO", "replication"}); // after WAIT: the count for the next request
       }
@@ -474,11 +477,7 @@ EvalReply Client::eval(const Script& script, const std::vector<std::string>& key
         // CLUSTER NODES in its handshake, or the refresh): a primary found to
         // have replicas gets its WAIT now, on the same connection, so it covers
         // this write. One more round trip, only where there are replicas.
-        SyncReplicas late = required_sync(sync, replicas_of(conn.known_info()));
-        if (late.count > 0) {
-          result.required = late;
-          result.acked = conn.pipeline({wait_argv(late)}, late.timeout).front().as_integer();
-        }
+        late_sync(conn, sync, result);
       }
       return result;
     } catch (const RedisError& e) {
@@ -534,6 +533,34 @@ EvalReply Client::eval(const Script& script, const std::vector<std::string>& key
         throw;
       }
     }
+  }
+}
+
+void Client::late_sync(Connection& conn, const SyncReplicas& sync, EvalReply& result) {
+  const auto wait_argv = [](const SyncReplicas& required) {
+    return Argv{"WAIT", std::to_string(required.count), std::to_string(required.timeout.count())};
+  };
+  SyncReplicas late = required_sync(sync, replicas_of(conn.known_info()));
+  if (late.count == 0 && m_mode == Mode::cluster && !conn.known_info().cluster_view_asked) {
+    // A connection made before rlock knew it talks to a Cluster (a redis:// URL's
+    // node, found to be one by this request's HELLO) and no connected replica:
+    // the cluster may still list one whose link is down (issue 33). Its view now.
+    Reply view;
+    try {
+      view = conn.command({"CLUSTER", "NODES"});
+    } catch (const RedisError& e) {
+      if (socket_error(e.kind())) {
+        throw;
+      }
+      view.type = Reply::Type::error; // refused (ACL): INFO's count alone, as before
+      view.str = e.what();
+    }
+    conn.take_cluster_view(view);
+    late = required_sync(sync, replicas_of(conn.known_info()));
+  }
+  if (late.count > 0) {
+    result.required = late;
+    result.acked = conn.pipeline({wait_argv(late)}, late.timeout).front().as_integer();
   }
 }
 

@@ -164,6 +164,11 @@ private:
   // own (a Cluster's primary, the Sentinel's primary).
   RedisError at_node(const RedisError& error, const Endpoint& node) const;
   Connection& connection(const Endpoint& node);
+  // The WAIT of an automatic sync whose replica count arrived with the request
+  // (eval's second round trip). A Cluster node whose connection was made before
+  // the deployment was known to be a Cluster, and with no connected replica,
+  // is asked its view first (one round trip more, there only).
+  void late_sync(Connection& conn, const SyncReplicas& sync, EvalReply& result);
   void learn_mode(Connection& conn);
   void learn_sharding(Connection& conn);
   void load_slot_map();

@@ -361,8 +361,8 @@ std::vector<Argv> Connection::hello_commands() const {
   }
   if (m_endpoint.learn_replicas) {
     out.push_back({"INFO", "replication"});
-    if (!m_require_primary) {
-      out.push_back({"CLUSTER", "NODES"}); // an error where there is no cluster: nothing known
+    if (m_endpoint.cluster_view) {
+      out.push_back({"CLUSTER", "NODES"});
     }
   }
   return out;
@@ -417,6 +417,7 @@ void Connection::take_cluster_view(const Reply& reply) {
   auto view = cluster_view(reply, m_endpoint.host);
   m_info.cluster_replicas =
       view ? std::optional<long long>(static_cast<long long>(view->replicas.size())) : std::nullopt;
+  m_info.cluster_view_asked = true;
 }
 
 void Connection::take_hello_replies(std::vector<Reply>& replies, std::size_t at) {
@@ -439,7 +440,7 @@ void Connection::take_hello_replies(std::vector<Reply>& replies, std::size_t at)
   if (m_endpoint.learn_replicas) {
     take_replication(replies[at + taken]);
     ++taken;
-    if (!m_require_primary) {
+    if (m_endpoint.cluster_view) {
       take_cluster_view(replies[at + taken]);
       ++taken;
     }

@@ -58,6 +58,10 @@ struct Endpoint {
   // --sync-replicas (or RLOCK_SYNC_REPLICAS) is given, for the default
   // replica sync of acquire and renew (required_sync in redis/client.hpp).
   bool learn_replicas = false;
+  // With learn_replicas: ask CLUSTER NODES too, in the same round trip (the
+  // replicas the cluster may promote, connected or not: redis::cluster_view).
+  // Set by redis::Client for the nodes of a deployment it knows is a Cluster.
+  bool cluster_view = false;
 
   bool is_sentinel() const { return !sentinels.empty(); }
   bool is_cluster() const { return !seeds.empty(); }
