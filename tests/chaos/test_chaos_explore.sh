@@ -2,9 +2,11 @@
 # The explorer, bounded: tests/chaos/explore runs random, seeded schedules of
 # rlock invocations (every subcommand, mode, several names, re-entry, -E,
 # --if-unavailable, --once-per, force-unlock [--if-dead], SIGSTOP/SIGKILL of
-# rlock, a paused or killed server or Redlock master) against its own
-# redis-servers for EXPLORE_SECONDS (default 60) and judges every schedule (see
-# README.md, "Explorer"). A new seed every run (the date); the seed is printed,
+# rlock, a paused or killed server or Redlock master; in its Cluster lane, a
+# replica's link cut, a primary killed or paused and failed over, CLUSTER
+# FAILOVER, a slot moved) against its own redis-servers for EXPLORE_SECONDS
+# (default 60; two lanes, one of them the Cluster's) and judges every schedule
+# (see README.md, "Explorer"). A new seed every run (the date); the seed is printed,
 # and a failure prints the schedule, its shrunk steps and a replay command.
 #   EXPLORE_SEED=S EXPLORE_SECONDS=N bash tests/chaos/test_chaos_explore.sh
 . "$(dirname "$0")/../integration/lib.sh"

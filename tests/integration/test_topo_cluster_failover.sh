@@ -165,7 +165,8 @@ check "the replica is back" wait_until 15 synced "$C"
 n=$(name_on "${P[1]}" rel)
 OLD=${P[1]} NEW=$(replica_now "${P[1]}")
 T=$TEST_TMP/rel
-bg "$T" -u "$URL" run "$n" --ttl 30s -- sh -c 'while [ ! -e "$1.go" ]; do sleep 0.05; done' sh "$T"
+# (a redis:// URL of another primary: the release follows the failover whatever the URL form)
+bg "$T" -u "redis://127.0.0.1:${P[2]}" run "$n" --ttl 30s -- sh -c 'while [ ! -e "$1.go" ]; do sleep 0.05; done' sh "$T"
 check "the run holds $n on $OLD" wait_until 5 on "$n"
 check "... and its replica $NEW has it" wait_until 5 replica_has "$NEW" "$n"
 t0=$(ms)

@@ -51,10 +51,10 @@ std::optional<HostPort> node_address(std::string_view text, std::string_view own
   return HostPort{host.empty() ? std::string(own_host) : host, port};
 }
 
-// Calls `line(fields)` for each non-empty line of `text` split on spaces (at
-// most 12 fields kept: slots follow), for at most k_max_view_lines lines.
+// Calls `each(line)` for the lines of `text` ("\r\n" or "\n"), at most
+// k_max_view_lines of them.
 template <typename Each>
-void each_line(std::string_view text, Each line) {
+void for_lines(std::string_view text, Each each) {
   std::size_t lines = 0;
   while (!text.empty() && lines++ < k_max_view_lines) {
     auto end = text.find('\n');
@@ -63,6 +63,15 @@ void each_line(std::string_view text, Each line) {
     if (!one.empty() && one.back() == '\r') {
       one.remove_suffix(1);
     }
+    each(one);
+  }
+}
+
+// Calls `line(fields)` for each non-empty line of `text` split on spaces (at
+// most 12 fields kept: slots follow).
+template <typename Each>
+void each_line(std::string_view text, Each line) {
+  for_lines(text, [&](std::string_view one) {
     std::vector<std::string_view> fields;
     while (!one.empty() && fields.size() < 12) {
       auto space = one.find(' ');
@@ -74,7 +83,7 @@ void each_line(std::string_view text, Each line) {
     if (!fields.empty()) {
       line(fields);
     }
-  }
+  });
 }
 
 } // namespace
@@ -128,18 +137,11 @@ std::optional<ClusterView> cluster_view(const Reply& reply, std::string_view own
 std::vector<ConnectedReplica> connected_replicas(std::string_view info) {
   // slave0:ip=127.0.0.1,port=7004,state=online,offset=123,lag=0
   std::vector<ConnectedReplica> out;
-  std::size_t lines = 0;
-  while (!info.empty() && lines++ < k_max_view_lines) {
-    auto end = info.find('\n');
-    std::string_view line = info.substr(0, end);
-    info = end == std::string_view::npos ? std::string_view{} : info.substr(end + 1);
-    if (!line.empty() && line.back() == '\r') {
-      line.remove_suffix(1);
-    }
+  for_lines(info, [&](std::string_view line) {
     auto colon = line.find(':');
     if (!line.starts_with("slave") || colon == std::string_view::npos || colon < 6 ||
         line.substr(5, colon - 5).find_first_not_of("0123456789") != std::string_view::npos) {
-      continue;
+      return;
     }
     ConnectedReplica replica;
     std::string_view port_text;
@@ -162,7 +164,7 @@ std::vector<ConnectedReplica> connected_replicas(std::string_view info) {
     auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
     replica.node.port = ec == std::errc() && ptr == port_text.data() + port_text.size() ? port : 0;
     out.push_back(std::move(replica));
-  }
+  });
   return out;
 }
 

@@ -171,13 +171,20 @@ std::vector<HostPort> parse_host_list(std::string_view authority, int default_po
   return out;
 }
 
+// "[userinfo@]h1[:p1][,h2[:p2]...][/PATH]" of a Sentinel or Cluster URL: the
+// login into `ep`, the hosts returned, PATH (without its '/') into `path`.
+std::vector<HostPort> take_hosts(std::string_view rest, int default_port, std::string_view url, Endpoint& ep,
+                                 std::string_view& path) {
+  auto slash = rest.find('/');
+  path = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
+  return parse_host_list(take_userinfo(rest.substr(0, slash), ep, url), default_port, url);
+}
+
 // redis-sentinel://[userinfo@]h1[:p1][,h2[:p2]...]/MASTER[/db]
 Endpoint parse_sentinel(std::string_view rest, std::string_view url) {
   Endpoint ep;
-  auto slash = rest.find('/');
-  std::string_view authority = take_userinfo(rest.substr(0, slash), ep, url);
-  ep.sentinels = parse_host_list(authority, 26379, url);
-  std::string_view path = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
+  std::string_view path;
+  ep.sentinels = take_hosts(rest, 26379, url, ep, path);
   auto db_slash = path.find('/');
   ep.master = percent_decode(path.substr(0, db_slash), url);
   if (ep.master.empty()) {
@@ -194,10 +201,9 @@ Endpoint parse_sentinel(std::string_view rest, std::string_view url) {
 // redis-cluster://[userinfo@]h1[:p1][,h2[:p2]...][/0]
 Endpoint parse_cluster(std::string_view rest, std::string_view url) {
   Endpoint ep;
-  auto slash = rest.find('/');
-  std::string_view authority = take_userinfo(rest.substr(0, slash), ep, url);
-  ep.seeds = parse_host_list(authority, 6379, url);
-  if (slash != std::string_view::npos && slash + 1 < rest.size() && parse_db(rest.substr(slash + 1), url) != 0) {
+  std::string_view path;
+  ep.seeds = take_hosts(rest, 6379, url, ep, path);
+  if (!path.empty() && parse_db(path, url) != 0) {
     throw bad_url(url, "a Redis Cluster has database 0 only "
                        "(redis-cluster://HOST:PORT[,HOST:PORT...])");
   }
@@ -208,6 +214,15 @@ Endpoint parse_cluster(std::string_view rest, std::string_view url) {
 
 std::string bracketed(const std::string& host) {
   return host.find(':') != std::string::npos ? "[" + host + "]" : host;
+}
+
+// "h1:p1,[::1]:p2" (IPv6 bracketed).
+std::string host_list(const std::vector<HostPort>& nodes) {
+  std::string hosts;
+  for (const auto& node : nodes) {
+    hosts += fmt::format("{}{}:{}", hosts.empty() ? "" : ",", bracketed(node.host), node.port);
+  }
+  return hosts;
 }
 
 } // namespace
@@ -230,19 +245,11 @@ std::string Endpoint::display() const {
   std::string user_part = user.empty() ? "" : user + "@";
   std::string db_part = db ? fmt::format("/{}", db) : "";
   if (is_sentinel()) {
-    std::string hosts;
-    for (const auto& node : sentinels) {
-      hosts += fmt::format("{}{}:{}", hosts.empty() ? "" : ",", bracketed(node.host), node.port);
-    }
-    return fmt::format("{}-sentinel://{}{}/{}{}", tls ? "rediss" : "redis", user_part, hosts,
+    return fmt::format("{}-sentinel://{}{}/{}{}", tls ? "rediss" : "redis", user_part, host_list(sentinels),
                        printable(master), db_part);
   }
   if (is_cluster()) {
-    std::string hosts;
-    for (const auto& node : seeds) {
-      hosts += fmt::format("{}{}:{}", hosts.empty() ? "" : ",", bracketed(node.host), node.port);
-    }
-    return fmt::format("{}-cluster://{}{}", tls ? "rediss" : "redis", user_part, hosts);
+    return fmt::format("{}-cluster://{}{}", tls ? "rediss" : "redis", user_part, host_list(seeds));
   }
   return fmt::format("{}://{}{}:{}{}", tls ? "rediss" : "redis", user_part, bracketed(host), port, db_part);
 }
@@ -368,6 +375,20 @@ std::string lower(std::string text) {
   return text;
 }
 
+// "h1:p1,h2:p2", lower case, sorted: the same hosts in any order and spelling.
+std::string sorted_hosts(const std::vector<HostPort>& nodes) {
+  std::vector<std::string> hosts;
+  for (const auto& node : nodes) {
+    hosts.push_back(fmt::format("{}:{}", lower(node.host), node.port));
+  }
+  std::sort(hosts.begin(), hosts.end());
+  std::string out;
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    out += (i ? "," : "") + hosts[i];
+  }
+  return out;
+}
+
 // Every address `host` resolves to, as "IP:PORT" (IPv6 bracketed); empty when it
 // does not resolve.
 std::vector<std::string> resolve(const std::string& host, int port) {
@@ -397,28 +418,10 @@ std::string server_key(const Endpoint& endpoint) {
     return "unix:" + endpoint.path;
   }
   if (endpoint.is_sentinel()) {
-    std::vector<std::string> hosts;
-    for (const auto& node : endpoint.sentinels) {
-      hosts.push_back(fmt::format("{}:{}", lower(node.host), node.port));
-    }
-    std::sort(hosts.begin(), hosts.end());
-    std::string out = "sentinel:" + endpoint.master + "@";
-    for (std::size_t i = 0; i < hosts.size(); ++i) {
-      out += (i ? "," : "") + hosts[i];
-    }
-    return out;
+    return "sentinel:" + endpoint.master + "@" + sorted_hosts(endpoint.sentinels);
   }
   if (endpoint.is_cluster()) {
-    std::vector<std::string> hosts;
-    for (const auto& node : endpoint.seeds) {
-      hosts.push_back(fmt::format("{}:{}", lower(node.host), node.port));
-    }
-    std::sort(hosts.begin(), hosts.end());
-    std::string out = "cluster:";
-    for (std::size_t i = 0; i < hosts.size(); ++i) {
-      out += (i ? "," : "") + hosts[i];
-    }
-    return out;
+    return "cluster:" + sorted_hosts(endpoint.seeds);
   }
   return fmt::format("tcp:{}:{}", lower(endpoint.host), endpoint.port);
 }
