@@ -82,7 +82,7 @@ std::pair<int, int> version_of(const std::string& text) {
 
 constexpr long long k_clock_warning_ms = 2000;
 
-std::string host_port(const redis::HostPort& node) {
+std::string replica_address(const redis::HostPort& node) {
   return printable(fmt::format("{}:{}", node.host.find(':') != std::string::npos ? "[" + node.host + "]" : node.host,
                                node.port));
 }
@@ -129,7 +129,7 @@ ServerFacts survey(redis::Client& client, const redis::Endpoint& node, const std
       facts.connected_replicas = std::stoll(*replicas);
     }
     for (const auto& replica : redis::connected_replicas(replication)) {
-      facts.replica_states.emplace_back(host_port(replica.node), printable(replica.state));
+      facts.replica_states.emplace_back(replica_address(replica.node), printable(replica.state));
     }
   } catch (const RedisError& e) {
     if (e.kind() == RedisErrorKind::connect || e.kind() == RedisErrorKind::timeout ||
@@ -163,7 +163,7 @@ ServerFacts survey(redis::Client& client, const redis::Endpoint& node, const std
       if (view) {
         facts.listed_replicas.emplace();
         for (const auto& replica : view->replicas) {
-          facts.listed_replicas->push_back(host_port(replica));
+          facts.listed_replicas->push_back(replica_address(replica));
         }
       } else {
         facts.cluster_error = "CLUSTER NODES has no line for the node itself";

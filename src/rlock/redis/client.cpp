@@ -52,6 +52,10 @@ bool socket_error(RedisErrorKind kind) {
   return outcome_of(kind) == Outcome::not_sent || outcome_of(kind) == Outcome::unknown;
 }
 
+Argv sync_wait_argv(const SyncReplicas& required) {
+  return Argv{"WAIT", std::to_string(required.count), std::to_string(required.timeout.count())};
+}
+
 // "127.0.0.1:7000 (replicas 127.0.0.1:7003)" for each range of a CLUSTER SLOTS
 // reply, for -v: the replicas CLUSTER SLOTS names (Redis 7 leaves out one
 // whose replication offset is still 0; the count rlock waits for comes from
@@ -416,9 +420,6 @@ SyncReplicas required_sync(const SyncReplicas& asked, std::optional<long long> r
 EvalReply Client::eval(const Script& script, const std::vector<std::string>& keys,
                        const std::vector<std::string>& args, const SyncReplicas& sync) {
   const Argv evalsha = evalsha_argv(script, keys, args);
-  const auto wait_argv = [](const SyncReplicas& required) {
-    return Argv{"WAIT", std::to_string(required.count), std::to_string(required.timeout.count())};
-  };
   const std::uint16_t slot = hash_slot(keys.front());
   std::optional<HostPort> asked; // ASK: the next try goes there, once
   for (int hop = 0;; ++hop) {
@@ -439,7 +440,7 @@ EvalReply Client::eval(const Script& script, const std::vector<std::string>& key
       SyncReplicas required = required_sync(sync, handshake ? std::nullopt : replicas_of(known));
       std::vector<Argv> after;
       if (required.count > 0) {
-        after.push_back(wait_argv(required));
+        after.push_back(sync_wait_argv(required));
       }
       const bool refresh = sync.automatic && !handshake && !known.role_refused &&
                            Clock::now() - known.replicas_at >= k_replicas_refresh;
@@ -537,9 +538,6 @@ EvalReply Client::eval(const Script& script, const std::vector<std::string>& key
 }
 
 void Client::late_sync(Connection& conn, const SyncReplicas& sync, EvalReply& result) {
-  const auto wait_argv = [](const SyncReplicas& required) {
-    return Argv{"WAIT", std::to_string(required.count), std::to_string(required.timeout.count())};
-  };
   SyncReplicas late = required_sync(sync, replicas_of(conn.known_info()));
   if (late.count == 0 && m_mode == Mode::cluster && !conn.known_info().cluster_view_asked) {
     // A connection made before rlock knew it talks to a Cluster (a redis:// URL's
@@ -560,7 +558,7 @@ void Client::late_sync(Connection& conn, const SyncReplicas& sync, EvalReply& re
   }
   if (late.count > 0) {
     result.required = late;
-    result.acked = conn.pipeline({wait_argv(late)}, late.timeout).front().as_integer();
+    result.acked = conn.pipeline({sync_wait_argv(late)}, late.timeout).front().as_integer();
   }
 }
 

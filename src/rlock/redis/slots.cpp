@@ -22,7 +22,7 @@ std::uint16_t crc16_xmodem(std::string_view data) {
 constexpr std::size_t k_max_view_lines = 100'000;
 
 // "a,b,c" holds `flag` as one of its elements.
-bool has_flag(std::string_view flags, std::string_view flag) {
+bool view_has_flag(std::string_view flags, std::string_view flag) {
   while (!flags.empty()) {
     auto comma = flags.find(',');
     if (flags.substr(0, comma) == flag) {
@@ -35,7 +35,7 @@ bool has_flag(std::string_view flags, std::string_view flag) {
 
 // "ip:port@cport[,hostname]" or "ip:port" (Redis before 4); IPv6 hosts are
 // written without brackets ("::1:7000@17000"). nullopt when malformed.
-std::optional<HostPort> node_address(std::string_view text, std::string_view own_host) {
+std::optional<HostPort> view_node_address(std::string_view text, std::string_view own_host) {
   text = text.substr(0, text.find_first_of("@,"));
   auto colon = text.rfind(':');
   if (colon == std::string_view::npos || text.size() > 300) {
@@ -54,7 +54,7 @@ std::optional<HostPort> node_address(std::string_view text, std::string_view own
 // Calls `each(line)` for the lines of `text` ("\r\n" or "\n"), at most
 // k_max_view_lines of them.
 template <typename Each>
-void for_lines(std::string_view text, Each each) {
+void for_view_lines(std::string_view text, Each each) {
   std::size_t lines = 0;
   while (!text.empty() && lines++ < k_max_view_lines) {
     auto end = text.find('\n');
@@ -70,8 +70,8 @@ void for_lines(std::string_view text, Each each) {
 // Calls `line(fields)` for each non-empty line of `text` split on spaces (at
 // most 12 fields kept: slots follow).
 template <typename Each>
-void each_line(std::string_view text, Each line) {
-  for_lines(text, [&](std::string_view one) {
+void each_view_line(std::string_view text, Each line) {
+  for_view_lines(text, [&](std::string_view one) {
     std::vector<std::string_view> fields;
     while (!one.empty() && fields.size() < 12) {
       auto space = one.find(' ');
@@ -107,11 +107,11 @@ std::optional<ClusterView> cluster_view(const Reply& reply, std::string_view own
   std::string_view my_id;
   bool found = false;
   ClusterView view;
-  each_line(reply.str, [&](const std::vector<std::string_view>& fields) {
-    if (!found && fields.size() >= 3 && has_flag(fields[2], "myself")) {
+  each_view_line(reply.str, [&](const std::vector<std::string_view>& fields) {
+    if (!found && fields.size() >= 3 && view_has_flag(fields[2], "myself")) {
       found = true;
       my_id = fields[0];
-      view.primary = has_flag(fields[2], "master");
+      view.primary = view_has_flag(fields[2], "master");
     }
   });
   if (!found || my_id.empty() || my_id == "-") {
@@ -120,12 +120,12 @@ std::optional<ClusterView> cluster_view(const Reply& reply, std::string_view own
   if (!view.primary) {
     return view;
   }
-  each_line(reply.str, [&](const std::vector<std::string_view>& fields) {
-    if (fields.size() < 4 || fields[3] != my_id || !has_flag(fields[2], "slave") || has_flag(fields[2], "fail") ||
-        has_flag(fields[2], "noaddr") || has_flag(fields[2], "handshake") || has_flag(fields[2], "myself")) {
+  each_view_line(reply.str, [&](const std::vector<std::string_view>& fields) {
+    if (fields.size() < 4 || fields[3] != my_id || !view_has_flag(fields[2], "slave") || view_has_flag(fields[2], "fail") ||
+        view_has_flag(fields[2], "noaddr") || view_has_flag(fields[2], "handshake") || view_has_flag(fields[2], "myself")) {
       return;
     }
-    if (auto node = node_address(fields[1], own_host)) {
+    if (auto node = view_node_address(fields[1], own_host)) {
       view.replicas.push_back(std::move(*node));
     } else {
       view.replicas.push_back(HostPort{"?", 0}); // listed: counted, whatever its address says
@@ -137,7 +137,7 @@ std::optional<ClusterView> cluster_view(const Reply& reply, std::string_view own
 std::vector<ConnectedReplica> connected_replicas(std::string_view info) {
   // slave0:ip=127.0.0.1,port=7004,state=online,offset=123,lag=0
   std::vector<ConnectedReplica> out;
-  for_lines(info, [&](std::string_view line) {
+  for_view_lines(info, [&](std::string_view line) {
     auto colon = line.find(':');
     if (!line.starts_with("slave") || colon == std::string_view::npos || colon < 6 ||
         line.substr(5, colon - 5).find_first_not_of("0123456789") != std::string_view::npos) {
