@@ -95,6 +95,21 @@ r -u "$URL" acquire A1 A2 --fair --ttl 5s
 expect_rc 0 "first seed down: two names, --fair"
 r -u "$URL" release A1 A2 --fair --owner "$OUT"
 expect_rc 0 "... released"
+for args in "-s" "--write" "--limit 2"; do
+  # shellcheck disable=SC2086
+  r -u "$URL" acquire M $args --ttl 5s --owner m
+  expect_rc 0 "first seed down: acquire $args"
+  # shellcheck disable=SC2086
+  r -u "$URL" release M $args --owner m
+  expect_rc 0 "... released"
+done
+RLOCK_OWNER=re r -u "$URL" acquire "$N" --ttl 30s
+RLOCK_OWNER=re r -u "$URL" run "$N" --ttl 2s -- sh -c '"$0" -u "$1" status "$RLOCK_NAME" >/dev/null' "$RLOCK" "$URL"
+expect_rc 0 "first seed down: a run re-enters (RLOCK_OWNER), and CMD reaches the cluster through RLOCK_URL"
+check "$N is held once again by its owner" test "$(ccli "$(node_of_name "$N")" HGET "$N" re)" = 1
+r -u "$URL" -E 3 acquire "$N" -n
+expect_rc 3 "first seed down: busy with -E 3"
+r -u "$URL" release "$N" --owner re
 ALL_DOWN="redis-cluster://127.0.0.1:$DEAD,127.0.0.1:$(free_port)"
 r -u "$ALL_DOWN" "${TO[@]}" acquire X
 expect_rc 69 "every seed down: 69"

@@ -465,14 +465,6 @@ EvalReply Client::eval(const Script& script, const std::vector<std::string>& key
       if (refresh_view) {
         conn.take_cluster_view(replies.back());
       }
-      if (handshake && sync.automatic) {
-        const auto& info = conn.known_info();
-        log::debug("{}: replicas: {} connected (INFO replication){}", node.display(),
-                   info.replicas ? std::to_string(*info.replicas) : "unknown",
-                   info.cluster_replicas ? fmt::format(", {} in the cluster's view (CLUSTER NODES)",
-                                                       *info.cluster_replicas)
-                                         : std::string());
-      }
       if (required.count == 0 && sync.automatic) {
         // The count may have arrived with this request (INFO replication and
         // CLUSTER NODES in its handshake, or the refresh): a primary found to
@@ -554,6 +546,9 @@ void Client::late_sync(Connection& conn, const SyncReplicas& sync, EvalReply& re
       view.str = e.what();
     }
     conn.take_cluster_view(view);
+    log::debug("{}: {} replicas in the cluster's view (CLUSTER NODES)", conn.describe(),
+               conn.known_info().cluster_replicas ? std::to_string(*conn.known_info().cluster_replicas)
+                                                  : "unknown");
     late = required_sync(sync, replicas_of(conn.known_info()));
   }
   if (late.count > 0) {

@@ -444,6 +444,11 @@ void Connection::take_hello_replies(std::vector<Reply>& replies, std::size_t at)
       take_cluster_view(replies[at + taken]);
       ++taken;
     }
+    log::debug("{}: replicas: {} connected (INFO replication){}", describe(),
+               m_info.replicas ? std::to_string(*m_info.replicas) : "unknown",
+               m_info.cluster_replicas
+                   ? fmt::format(", {} in the cluster's view (CLUSTER NODES)", *m_info.cluster_replicas)
+                   : std::string());
   }
   replies.erase(replies.begin() + static_cast<std::ptrdiff_t>(at),
                 replies.begin() + static_cast<std::ptrdiff_t>(at + taken));
