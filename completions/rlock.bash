@@ -124,7 +124,7 @@ _rlock() {
       return
       ;;
     -u | --url)
-      COMPREPLY=($(compgen -W "redis:// rediss:// redis-sentinel:// rediss-sentinel:// unix://" -- "$cur"))
+      COMPREPLY=($(compgen -W "redis:// rediss:// redis-cluster:// rediss-cluster:// redis-sentinel:// rediss-sentinel:// unix://" -- "$cur"))
       _rlock_colon_trim
       return
       ;;

@@ -126,7 +126,7 @@ complete -c rlock -n __rlock_no_subcommand -a check -d 'Monitoring plugin: OK/WA
 
 # Global options (before the subcommand).
 complete -c rlock -n __rlock_no_subcommand -s u -l url -x -d 'Redis URL (several: one Redlock)' \
-    -a 'redis:// rediss:// redis-sentinel:// rediss-sentinel:// unix://'
+    -a 'redis:// rediss:// redis-cluster:// rediss-cluster:// redis-sentinel:// rediss-sentinel:// unix://'
 complete -c rlock -n __rlock_no_subcommand -l password-file -r -F -d 'Read the password from FILE'
 complete -c rlock -n __rlock_no_subcommand -l connect-timeout -x -a "$durations" -d 'Connect timeout (default 2s)'
 complete -c rlock -n __rlock_no_subcommand -l io-timeout -x -a "$durations" -d 'Timeout of each request (default 2s)'

@@ -258,6 +258,15 @@ for n in "${names[@]}"; do r "${CA[@]}" release "$n" --owner c; done
 expect_rc 0 "rediss:// Cluster: release"
 r acquire "${names[0]}"
 expect_rc 69 "rediss:// Cluster without the CA: 69"
+# rediss-cluster:// (issue 33): the seeds tried in turn, the first one down
+SEEDS="rediss-cluster://127.0.0.1:$(free_port),127.0.0.1:${CLUSTER_PORTS[1]},127.0.0.1:${CLUSTER_PORTS[2]}"
+r "${CA[@]}" -u "$SEEDS" acquire "${names[0]}" --owner s
+expect_rc 0 "rediss-cluster:// with the first seed down: acquire"
+check "... on the primary serving it" test "$(ccli "$(node_of_name "${names[0]}")" HGET "${names[0]}" s)" = 1
+r "${CA[@]}" -u "$SEEDS" release "${names[0]}" --owner s
+expect_rc 0 "rediss-cluster://: release"
+r -u "$SEEDS" status
+expect_rc 69 "rediss-cluster:// without the CA: 69"
 
 start_sentinel_set
 export RLOCK_URL=$SENTINEL_URL

@@ -50,6 +50,28 @@ check "a db the server lacks: one 'rlock: ' line" bash -c '[[ $1 == "rlock: "* ]
 r -u "redis://localhost:$REDIS_PORT" acquire LH
 expect_rc 0 "redis://localhost:PORT"
 
+# --- redis-cluster:// (issue 33): the seeds of a Cluster, not a Redlock
+DEAD=$(free_port)
+r -u "redis-cluster://127.0.0.1:$DEAD,$H" status X
+check "redis-cluster:// of a standalone server: an error that names the node (rc $RC: $ERR)" \
+  eval '[ "$RC" != 0 ] && [ "$RC" != 64 ] && grep -q "redis://$H: ERR This instance has cluster support disabled" <<<"$ERR"'
+r -u "redis-cluster://127.0.0.1:$DEAD,127.0.0.1:$(free_port)" --connect-timeout 500ms acquire X
+expect_rc 69 "redis-cluster:// with every seed down"
+check "it names each seed (${ERR})" grep -q "no node of the cluster answered (redis://127.0.0.1:$DEAD: cannot connect" <<<"$ERR"
+r -u "redis-cluster://$H/2" status X
+expect_rc 64 "redis-cluster:// with a database other than 0"
+check "it says why ($ERR)" grep -q "a Redis Cluster has database 0 only" <<<"$ERR"
+RLOCK_URL="redis-cluster://127.0.0.1:$DEAD,$H" r status X
+check "RLOCK_URL keeps a redis-cluster:// seed list whole (one URL, not a Redlock: rc $RC)" \
+  eval '! grep -q "same server\|Redlock\|quorum" <<<"$ERR" && grep -q "cluster support disabled" <<<"$ERR"'
+RLOCK_URL="redis://127.0.0.1:$DEAD,redis://$H" r --connect-timeout 300ms status X
+check "RLOCK_URL=redis://A,redis://B is still a Redlock of two masters (rc $RC: $ERR)" \
+  eval '[ "$RC" = 69 ] && grep -q "2 masters\|majority\|quorum\|masters" <<<"$ERR$OUT"'
+r -u "redis://127.0.0.1:$DEAD,127.0.0.1:$REDIS_PORT" status X
+expect_rc 64 "redis://A,B (one URL, two hosts) is refused"
+check "it points to redis-cluster:// and to several URLs ($ERR)" \
+  eval 'grep -q "redis-cluster://HOST:PORT,HOST:PORT" <<<"$ERR" && grep -q "RLOCK_URL=URL,URL" <<<"$ERR"'
+
 # --- default URL is redis://127.0.0.1:6379 (only checked when nothing listens there)
 if ! redis-cli -p 6379 PING >/dev/null 2>&1; then
   ( unset RLOCK_URL REDIS_URL; "$RLOCK" acquire Def >"$TEST_TMP/def.out" 2>"$TEST_TMP/def.err"; echo $? >"$TEST_TMP/def.rc" )

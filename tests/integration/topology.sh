@@ -70,17 +70,23 @@ start_node() {
 }
 
 # ---------------------------------------------------------------- cluster
-# start_cluster: 3 primaries, no replicas, slots spread by redis-cli --cluster
-# create. Sets CLUSTER_PORTS (array), CLUSTER_ID[PORT] (node ids), CLUSTER_URL
+# start_cluster [REPLICAS]: 3 primaries (and REPLICAS replicas of each, default
+# 0), slots spread by redis-cli --cluster create. CLUSTER_NODE_TIMEOUT (ms,
+# default 2000) is each node's cluster-node-timeout. Sets CLUSTER_PORTS (array:
+# the primaries first, as created), CLUSTER_ID[PORT] (node ids), CLUSTER_URL
 # (the first node).
 declare -gA CLUSTER_ID=()
 CLUSTER_PORTS=()
+CLUSTER_NODE_TIMEOUT=${CLUSTER_NODE_TIMEOUT:-2000}
+_cluster_replicas=0
 _cluster_ok() {
   local p
   for p in "${CLUSTER_PORTS[@]}"; do
     ccli "$p" CLUSTER INFO 2>/dev/null | grep -q '^cluster_state:ok' || return 1
-    # every node knows all three primaries with their slots
+    # every node knows all three primaries with their slots, and every replica
     [ "$(ccli "$p" CLUSTER NODES 2>/dev/null | awk '$3 ~ /master/ && NF >= 9' | wc -l)" = 3 ] || return 1
+    [ "$(ccli "$p" CLUSTER NODES 2>/dev/null | awk '$3 ~ /slave/' | wc -l)" = $((3 * _cluster_replicas)) ] ||
+      return 1
   done
 }
 # free_cluster_port: a free port P <= 55535 whose bus port P+10000 is free too.
@@ -95,31 +101,40 @@ for _ in range(200):
         continue
     print(p); break'
 }
+# start_cluster_node PORT: (re)starts a cluster node on PORT in $TEST_TMP/node-PORT
+# (its nodes.conf kept there: a node restarted rejoins the cluster it knew).
+start_cluster_node() {
+  start_node "$1" --cluster-enabled yes --cluster-config-file nodes.conf \
+    --cluster-node-timeout "$CLUSTER_NODE_TIMEOUT"
+}
 start_cluster() {
   local p i
+  _cluster_replicas=${1:-0}
   CLUSTER_PORTS=()
-  for i in 1 2 3; do
+  for i in $(seq 1 $((3 * (1 + _cluster_replicas)))); do
     p=$(free_cluster_port)
     [ -n "$p" ] || topo_die "no free port pair for a cluster node"
-    start_node "$p" --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 2000
+    start_cluster_node "$p"
     CLUSTER_PORTS+=("$p")
   done
-  timeout 60 redis-cli --cluster create "${CLUSTER_PORTS[@]/#/127.0.0.1:}" --cluster-yes "${TOPO_CLI_TLS[@]}" \
-    >"$TEST_TMP/cluster-create.log" 2>&1 ||
+  timeout 60 redis-cli --cluster create "${CLUSTER_PORTS[@]/#/127.0.0.1:}" --cluster-replicas "$_cluster_replicas" \
+    --cluster-yes "${TOPO_CLI_TLS[@]}" >"$TEST_TMP/cluster-create.log" 2>&1 ||
     { cat "$TEST_TMP/cluster-create.log"; topo_die "redis-cli --cluster create failed"; }
-  wait_until 20 _cluster_ok || topo_die "the cluster did not reach cluster_state:ok"
+  wait_until 30 _cluster_ok || topo_die "the cluster did not reach cluster_state:ok"
   for p in "${CLUSTER_PORTS[@]}"; do CLUSTER_ID[$p]=$(ccli "$p" CLUSTER MYID); done
   export CLUSTER_URL="$TOPO_SCHEME://127.0.0.1:${CLUSTER_PORTS[0]}"
   echo "  cluster: ports ${CLUSTER_PORTS[*]}"
 }
 # port_of_id ID
 port_of_id() { local p; for p in "${CLUSTER_PORTS[@]}"; do [ "${CLUSTER_ID[$p]}" = "$1" ] && echo "$p" && return 0; done; return 1; }
+# live_port: the first cluster node that answers PING (nodes may be down).
+live_port() { local p; for p in "${CLUSTER_PORTS[@]}"; do _topo_pong "$p" && { echo "$p"; return 0; }; done; return 1; }
 # slot_of KEY
-slot_of() { ccli "${CLUSTER_PORTS[0]}" CLUSTER KEYSLOT "$1"; }
+slot_of() { ccli "$(live_port)" CLUSTER KEYSLOT "$1"; }
 # node_of_slot SLOT [VIEW_PORT]: the port of the primary serving SLOT, as the node
-# VIEW_PORT (default: the first) sees it (CLUSTER SHARDS would do as well).
+# VIEW_PORT (default: the first that answers) sees it (CLUSTER SHARDS would do as well).
 node_of_slot() {
-  local slot=$1 view=${2:-${CLUSTER_PORTS[0]}} id
+  local slot=$1 view=${2:-$(live_port)} id
   id=$(ccli "$view" CLUSTER NODES | awk -v s="$slot" '
     $3 ~ /master/ { for (i = 9; i <= NF; i++) { if ($i ~ /^\[/) continue
       n = split($i, a, "-"); lo = a[1]; hi = (n > 1 ? a[2] : a[1])
@@ -171,6 +186,56 @@ slot_assign() {
   done
 }
 migrate_slot() { slot_begin_migration "$@" && slot_move_keys "$@" && slot_assign "$1" "$3"; }
+
+# With replicas (start_cluster 1):
+# replica_of PORT [VIEW_PORT]: the port of a replica the cluster lists for the
+# primary on PORT (as VIEW_PORT, default the first that answers, sees it).
+replica_of() {
+  local id
+  id=$(ccli "${2:-$(live_port)}" CLUSTER NODES | awk -v m="${CLUSTER_ID[$1]}" '$3 ~ /slave/ && $4 == m { print $1; exit }')
+  [ -n "$id" ] && port_of_id "$id"
+}
+# primaries: the ports of the nodes serving slots, as the first that answers sees them.
+primaries() {
+  local id
+  for id in $(ccli "$(live_port)" CLUSTER NODES | awk '$3 ~ /master/ && $3 !~ /fail/ && NF >= 9 { print $1 }'); do
+    port_of_id "$id"
+  done
+}
+# acks PORT KEY: a write of KEY on the primary PORT (KEY of a slot it serves)
+# reaches a replica within 500ms (WAIT on the same connection).
+acks() { [ "$(printf 'SET %s 1\nWAIT 1 500\n' "$2" | ccli "$1" | tail -n 1)" = 1 ]; }
+# cluster_settled: every node up and in cluster_state:ok, 3 primaries serving
+# slots, each with one replica whose link is up and which the primary lists
+# online; every node of every view agrees on the primaries.
+cluster_settled() {
+  local p r n
+  _cluster_ok || return 1
+  for p in $(primaries); do
+    r=$(replica_of "$p") || return 1
+    _link_up "$r" || return 1
+    ccli "$p" INFO replication | tr -d '\r' | grep -q '^slave0:.*state=online' || return 1
+  done
+  n=$(primaries | wc -l)
+  [ "$n" = 3 ]
+}
+# cut_replica_link PORT: the primary on PORT refuses its replicas' replication
+# (ACL: no PSYNC, SYNC or REPLCONF) and drops their links: INFO replication then
+# says connected_slaves:0, while the cluster still lists them (issue 33).
+cut_replica_link() {
+  ccli "$1" ACL SETUSER default -psync -sync -replconf >/dev/null &&
+    ccli "$1" CLIENT KILL TYPE replica >/dev/null
+}
+# restore_replica_link PORT: PSYNC (and REPLCONF) first, SYNC once a replica is
+# back (a replica whose PSYNC is refused falls back to SYNC at once, and one
+# attached by SYNC never acknowledges a write).
+restore_replica_link() {
+  local r
+  ccli "$1" ACL SETUSER default +psync +replconf >/dev/null
+  r=$(replica_of "$1")
+  wait_until 15 _link_up "$r"
+  ccli "$1" ACL SETUSER default +sync >/dev/null
+}
 
 # ---------------------------------------------------------------- replicas
 # start_replica_of PRIMARY_PORT: a replica on a free port, waiting until its

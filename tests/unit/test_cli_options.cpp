@@ -80,7 +80,7 @@ TEST_CASE("usage errors") {
   usage_error({"run", "L", "true"}, "run: no command given (rlock run NAME -- CMD [ARG...])");
   usage_error({"run", "L", "--"}, "run: no command given (rlock run NAME -- CMD [ARG...])");
   usage_error({"run", "L", "--on-lost", "maybe", "--", "true"}, "run: --on-lost: maybe not in {term,kill,ignore}");
-  usage_error({"--tls-ca-file", "x", "status"}, "--tls-ca-file: no URL uses TLS; TLS needs rediss://HOST[:PORT] or");
+  usage_error({"--tls-ca-file", "x", "status"}, "--tls-ca-file: no URL uses TLS; TLS needs rediss://HOST[:PORT], rediss-cluster://");
   usage_error({"-q", "-v", "status"}, "--quiet and --verbose exclude each other");
   usage_error({"-E", "300", "acquire", "L"}, "--conflict-exit-code: 300 is not an exit code (0-255)");
   usage_error({"status", "A", "--match", "x*"}, "status: give lock names or --match, not both");
@@ -90,8 +90,8 @@ TEST_CASE("TLS options: flags, else RLOCK_TLS_*, only for TLS URLs") {
   g_env.clear();
   // A plain URL has no TLS options; a flag for it is a mistake, the variables are ignored.
   CHECK_FALSE(parse({"status"}).global.tls);
-  usage_error({"--tls-insecure", "status"}, "--tls-insecure: no URL uses TLS; TLS needs rediss://HOST[:PORT] or");
-  usage_error({"-u", "redis://h:1", "--tls-server-name", "h", "status"}, "--tls-server-name: no URL uses TLS; TLS needs rediss://HOST[:PORT] or");
+  usage_error({"--tls-insecure", "status"}, "--tls-insecure: no URL uses TLS; TLS needs rediss://HOST[:PORT], rediss-cluster://");
+  usage_error({"-u", "redis://h:1", "--tls-server-name", "h", "status"}, "--tls-server-name: no URL uses TLS; TLS needs rediss://HOST[:PORT], rediss-cluster://");
   g_env["RLOCK_TLS_CA_FILE"] = "/env/ca.pem";
   g_env["RLOCK_TLS_INSECURE"] = "1";
   CHECK_FALSE(parse({"-u", "redis://h:1", "status"}).global.tls);

@@ -194,3 +194,51 @@ TEST_CASE("doctor: the server is named as it names itself (Redis, Valkey)") {
   facts.redis_version = "3.0.7";
   CHECK(about(judge_server(facts), "version").verdict == rlock::lock::Verdict::unsafe);
 }
+
+TEST_CASE("doctor: a replica the cluster lists but the primary does not see is unsafe (issue 33)") {
+  auto facts = healthy();
+  facts.topology = "cluster (3 primaries)";
+  facts.replica_sync = "one replica's acknowledgement";
+  facts.listed_replicas = std::vector<std::string>{"127.0.0.1:7004"};
+  SUBCASE("connected: fine") {
+    facts.connected_replicas = 1;
+    facts.replica_states = {{"127.0.0.1:7004", "online"}};
+    auto findings = judge_server(facts);
+    CHECK_FALSE(any_unsafe(findings));
+    CHECK(about(findings, "replication").setting.find("1 replicas") != std::string::npos);
+  }
+  SUBCASE("its link cut: the issue's 'no replicas: nothing to fail over to' is now a failure") {
+    facts.connected_replicas = 0;
+    auto findings = judge_server(facts);
+    CHECK(any_unsafe(findings));
+    const auto& f = about(findings, "replication");
+    CHECK(f.verdict == rlock::lock::Verdict::unsafe);
+    CHECK(f.setting == "replica 127.0.0.1:7004 listed by the cluster, not connected");
+    CHECK(f.why.find("can still be promoted") != std::string::npos);
+    CHECK(std::none_of(findings.begin(), findings.end(),
+                       [](const Finding& x) { return x.setting == "no replicas"; }));
+  }
+  SUBCASE("two listed, one connected under another address: counted, not named") {
+    facts.listed_replicas = std::vector<std::string>{"10.0.0.4:7004", "10.0.0.5:7005"};
+    facts.connected_replicas = 1;
+    facts.replica_states = {{"172.17.0.4:7004", "online"}};
+    auto findings = judge_server(facts);
+    const auto& f = about(findings, "replication");
+    CHECK(f.verdict == rlock::lock::Verdict::unsafe);
+    CHECK(f.setting.find("10.0.0.4:7004, 10.0.0.5:7005") != std::string::npos);
+  }
+  SUBCASE("a replica still syncing is connected: fine") {
+    facts.connected_replicas = 1;
+    facts.replica_states = {{"127.0.0.1:7004", "wait_bgsave"}};
+    CHECK_FALSE(any_unsafe(judge_server(facts)));
+  }
+  SUBCASE("CLUSTER NODES refused: a warning that says why") {
+    facts.listed_replicas.reset();
+    facts.cluster_error = "no permission (NOPERM)";
+    auto findings = judge_server(facts);
+    CHECK(std::any_of(findings.begin(), findings.end(), [](const Finding& x) {
+      return x.setting == "CLUSTER NODES" && x.verdict == rlock::lock::Verdict::warning &&
+             x.why.find("NOPERM") != std::string::npos;
+    }));
+  }
+}

@@ -70,6 +70,40 @@ TEST_CASE("retry: a one-shot command gives up at once when it cannot connect") {
   CHECK(policy.decide(RedisErrorKind::connect, history, t0, std::nullopt).action == Action::give_up);
 }
 
+TEST_CASE("retry: where the deployment reroutes, the first refused connection is resent at once") {
+  // Issue 33: run's release after a crash failover went to the dead primary of
+  // the slot map it acquired with; the node that refused is forgotten, and the
+  // resend goes where the cluster (or the sentinels) now say.
+  auto refused_once = [](bool reroutes) {
+    auto history = after({RedisErrorKind::connect}, true);
+    history.reroutes = reroutes;
+    return history;
+  };
+  RetryPolicy one_shot(k_timeouts, RetryPolicy::Mode::one_shot);
+  CHECK(one_shot.decide(RedisErrorKind::connect, refused_once(true), t0, std::nullopt).action ==
+        Action::resend_now);
+  CHECK(one_shot.decide(RedisErrorKind::connect, refused_once(false), t0, std::nullopt).action ==
+        Action::give_up); // a standalone server that is down: nowhere else to go
+  auto twice = after({RedisErrorKind::connect, RedisErrorKind::connect}, true);
+  twice.reroutes = true;
+  CHECK(one_shot.decide(RedisErrorKind::connect, twice, t0, std::nullopt).action == Action::give_up);
+  RetryPolicy waiter(k_timeouts, RetryPolicy::Mode::waiter);
+  CHECK(waiter.decide(RedisErrorKind::connect, refused_once(true), t0, t0 + Millis(5000)).action ==
+        Action::resend_now);
+  CHECK(waiter.decide(RedisErrorKind::connect, refused_once(true), t0 + Millis(5000), t0 + Millis(5000)).action ==
+        Action::give_up);
+  // The renewal thread's own loop retries; once (after a lost lease) is one try.
+  for (auto mode : {RetryPolicy::Mode::renewal, RetryPolicy::Mode::once}) {
+    RetryPolicy policy(k_timeouts, mode);
+    CHECK(policy.decide(RedisErrorKind::connect, refused_once(true), t0, std::nullopt).action == Action::give_up);
+  }
+  // A refusal after an unanswered send of a latched request keeps the latch rule.
+  auto late = after({RedisErrorKind::timeout, RedisErrorKind::connect}, true, Millis(6000));
+  late.reroutes = true;
+  CHECK(one_shot.decide(RedisErrorKind::connect, late, t0 + Millis(7000), std::nullopt).action ==
+        Action::give_up);
+}
+
 TEST_CASE("retry: LOADING and BUSY are resent after a pause, one-shot within one request span") {
   RetryPolicy policy(k_timeouts, RetryPolicy::Mode::one_shot);
   auto history = after({RedisErrorKind::loading}, true);

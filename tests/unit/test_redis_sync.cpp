@@ -4,6 +4,7 @@
 #include <rlock/redis/client.hpp>
 #include <rlock/redis/connection.hpp>
 #include <rlock/redis/reply.hpp>
+#include <rlock/redis/slots.hpp>
 
 #include <doctest/doctest.h>
 
@@ -107,4 +108,90 @@ TEST_CASE("sentinel_replicas: the replicas a failover may promote, link up or no
   CHECK(sentinel_replicas(array({replica("slave", "err", "master")})) == 0);
   CHECK_FALSE(sentinel_replicas(str("ERR unknown")).has_value());
   CHECK_FALSE(sentinel_replicas(array({str("slave")})).has_value());
+}
+
+// Issue 33: a Cluster primary's replicas, from the cluster's own view.
+TEST_CASE("cluster_view: the replicas a Cluster failover may promote, link up or not") {
+  using rlock::redis::cluster_view;
+  const std::string primary_a = "aaaa";
+  auto line = [](const std::string& id, const std::string& address, const std::string& flags,
+                 const std::string& primary, const std::string& link, const std::string& slots) {
+    return id + " " + address + " " + flags + " " + primary + " 0 1795732663883 3 " + link + (slots.empty() ? "" : " " + slots) + "\n";
+  };
+  const std::string a = line(primary_a, "127.0.0.1:7000@17000", "myself,master", "-", "connected", "0-5460");
+  const std::string b = line("bbbb", "127.0.0.1:7001@17001", "master", "-", "connected", "5461-16383");
+  SUBCASE("a replica whose link to the primary is down is listed all the same (the issue's cut link)") {
+    auto view = cluster_view(str(a + b + line("cccc", "127.0.0.1:7003@17003", "slave", primary_a, "connected", "") +
+                                 line("dddd", "127.0.0.1:7004@17004", "slave", "bbbb", "connected", "")));
+    REQUIRE(view.has_value());
+    CHECK(view->primary);
+    REQUIRE(view->replicas.size() == 1);
+    CHECK(view->replicas[0].host == "127.0.0.1");
+    CHECK(view->replicas[0].port == 7003);
+  }
+  SUBCASE("fail?, disconnected bus and a hostname still count; fail, noaddr, handshake do not") {
+    auto view = cluster_view(str(a + line("c1", "127.0.0.1:7003@17003,host-c", "slave,fail?", primary_a, "disconnected", "") +
+                                 line("c2", "127.0.0.1:7004@17004", "slave,fail", primary_a, "disconnected", "") +
+                                 line("c3", ":0@0", "slave,noaddr", primary_a, "disconnected", "") +
+                                 line("c4", "127.0.0.1:7006@17006", "handshake,slave", primary_a, "connected", "") +
+                                 line("c5", "[::1]:7007@17007", "slave", primary_a, "connected", "") +
+                                 line("c6", "::1:7008@17008", "slave", primary_a, "connected", "")));
+    REQUIRE(view.has_value());
+    REQUIRE(view->replicas.size() == 3);
+    CHECK(view->replicas[0].port == 7003);
+    CHECK(view->replicas[2].host == "::1");
+    CHECK(view->replicas[2].port == 7008);
+  }
+  SUBCASE("no replicas; asked on a replica; an empty own address") {
+    auto none = cluster_view(str(a + b));
+    REQUIRE(none.has_value());
+    CHECK(none->replicas.empty());
+    auto replica = cluster_view(str(line("cccc", "127.0.0.1:7003@17003", "myself,slave", primary_a, "connected", "") + a));
+    REQUIRE(replica.has_value());
+    CHECK_FALSE(replica->primary);
+    CHECK(replica->replicas.empty());
+    auto own = cluster_view(str(line("x", ":7000@17000", "myself,master", "-", "connected", "") +
+                                line("y", ":7003@17003", "slave", "x", "connected", "")),
+                            "10.0.0.1");
+    REQUIRE(own.has_value());
+    REQUIRE(own->replicas.size() == 1);
+    CHECK(own->replicas[0].host == "10.0.0.1");
+  }
+  SUBCASE("not a cluster, refused, or not a view: unknown") {
+    Reply error;
+    error.type = Reply::Type::error;
+    error.str = "ERR This instance has cluster support disabled";
+    CHECK_FALSE(cluster_view(error).has_value());
+    CHECK_FALSE(cluster_view(str("")).has_value());
+    CHECK_FALSE(cluster_view(str(b)).has_value()); // no myself line
+    CHECK_FALSE(cluster_view(array({str("myself,master")})).has_value());
+    CHECK_FALSE(cluster_view(str("- 127.0.0.1:1@1 myself,master - 0 0 0 connected\n")).has_value());
+  }
+  SUBCASE("hostile: a replica line with a bad address is still counted, a huge view is bounded") {
+    auto view = cluster_view(str(a + line("c", "127.0.0.1:99999999@1", "slave", primary_a, "connected", "")));
+    REQUIRE(view.has_value());
+    CHECK(view->replicas.size() == 1);
+    std::string many = a;
+    for (int i = 0; i < 120'000; ++i) {
+      many += "r 127.0.0.1:1@1 slave aaaa 0 0 0 connected\n";
+    }
+    auto big = cluster_view(str(many));
+    REQUIRE(big.has_value());
+    CHECK(big->replicas.size() < 100'000);
+  }
+}
+
+TEST_CASE("connected_replicas: INFO replication's slaveN lines, with their state") {
+  using rlock::redis::connected_replicas;
+  auto out = connected_replicas("# Replication\r\nrole:master\r\nconnected_slaves:2\r\n"
+                                "slave0:ip=127.0.0.1,port=7003,state=online,offset=10,lag=0\r\n"
+                                "slave1:ip=10.0.0.2,port=7004,state=wait_bgsave,offset=0,lag=0\r\n"
+                                "slaves:junk\r\nslave_read_only:1\r\nmaster_repl_offset:10\r\n");
+  REQUIRE(out.size() == 2);
+  CHECK(out[0].node.host == "127.0.0.1");
+  CHECK(out[0].node.port == 7003);
+  CHECK(out[0].state == "online");
+  CHECK(out[1].node.host == "10.0.0.2");
+  CHECK(out[1].state == "wait_bgsave");
+  CHECK(connected_replicas("role:master\nconnected_slaves:0\n").empty());
 }

@@ -46,7 +46,9 @@ TEST_CASE("urls: malformed ones are usage errors without the password") {
                           "rediss://", "rediss://u:pw@h:0", "redis://u:pw@h:1%zz", "redis-sentinel://h:26379",
                           "rediss-sentinel://u:pw@h:26379", "redis+tls://h", "rediss-sentinel://h,/m",
                           "redis-sentinel://u:pw@h:26379/", "redis-sentinel:///m", "redis-sentinel://h,/m",
-                          "redis-sentinel://h:1,:2/m", "redis-sentinel://h:0/m", "redis-sentinel://h/m/x"}) {
+                          "redis-sentinel://h:1,:2/m", "redis-sentinel://h:0/m", "redis-sentinel://h/m/x",
+                          "redis-cluster://", "redis-cluster://h,", "redis-cluster://h:1,:2", "redis-cluster://h:0",
+                          "redis-cluster://u:pw@h:1/3", "rediss-cluster://u:pw@h:1,/0", "redis-cluster://h/x"}) {
     CAPTURE(bad);
     try {
       parse_url(bad);
@@ -72,6 +74,40 @@ TEST_CASE("urls: redis-sentinel:// names the sentinels, the master, and the prim
   CHECK(primary.display() == "redis://app@10.0.0.9:6390/4");
   CHECK(primary.password == "s@cret");
   CHECK(parse_url("redis-sentinel://h/m").sentinels == std::vector<rlock::redis::HostPort>{{"h", 26379}});
+}
+
+TEST_CASE("urls: redis-cluster:// names a Cluster's seed nodes, tried in turn (issue 33)") {
+  auto ep = parse_url("redis-cluster://app:s%40cret@10.0.0.1:7000,[::1]:7001,n3");
+  REQUIRE(ep.is_cluster());
+  CHECK_FALSE(ep.is_sentinel());
+  CHECK_FALSE(ep.tls);
+  CHECK(ep.seeds == std::vector<rlock::redis::HostPort>{{"10.0.0.1", 7000}, {"::1", 7001}, {"n3", 6379}});
+  CHECK(ep.host == "10.0.0.1");
+  CHECK(ep.port == 7000);
+  CHECK(ep.user == "app");
+  CHECK(ep.password == "s@cret");
+  CHECK(ep.db == 0);
+  CHECK(ep.display() == "redis-cluster://app@10.0.0.1:7000,[::1]:7001,n3:6379");
+  auto node = ep.at({"10.0.0.9", 7005});
+  CHECK_FALSE(node.is_cluster());
+  CHECK(node.display() == "redis://app@10.0.0.9:7005");
+  CHECK(node.password == "s@cret");
+  CHECK(parse_url("redis-cluster://h").seeds == std::vector<rlock::redis::HostPort>{{"h", 6379}});
+  CHECK(parse_url("redis-cluster://h:1/").is_cluster());
+  CHECK(parse_url("redis-cluster://h:1/0").db == 0);
+  auto tls = parse_url("rediss-cluster://:pw@a:1,b:2");
+  REQUIRE(tls.tls);
+  REQUIRE(tls.is_cluster());
+  CHECK(tls.display() == "rediss-cluster://a:1,b:2");
+  REQUIRE(tls.at(tls.seeds[1]).tls);
+  CHECK(tls.at(tls.seeds[1]).display() == "rediss://b:2");
+  CHECK_THROWS_WITH_AS(parse_url("redis-cluster://h:1/2"),
+                       "--url: a Redis Cluster has database 0 only (redis-cluster://HOST:PORT[,HOST:PORT...]) in "
+                       "'redis-cluster://h:1/2'",
+                       rlock::UsageError);
+  // A comma list of plain redis:// URLs stays a Redlock: one URL names one server.
+  CHECK_THROWS_WITH_AS(parse_url("redis://a:1,b:2"),
+                       doctest::Contains("redis-cluster://HOST:PORT,HOST:PORT"), rlock::UsageError);
 }
 
 TEST_CASE("urls: rediss:// is redis:// with TLS, port 6379 by default as redis-cli") {
@@ -153,6 +189,13 @@ TEST_CASE("urls: flags, then RLOCK_URL, then REDIS_URL, then the default") {
   g_env["RLOCK_URL"] = "rediss-sentinel://s1:1,s2:2/m,rediss://b:2";
   CHECK(rlock::redis::choose_urls({}, fake_env) ==
         std::vector<std::string>{"rediss-sentinel://s1:1,s2:2/m", "rediss://b:2"});
+  // ... and so does a Cluster URL's seed list.
+  g_env["RLOCK_URL"] = "redis-cluster://h1:7000,h2:7000,h3:7000";
+  CHECK(rlock::redis::choose_urls({}, fake_env) ==
+        std::vector<std::string>{"redis-cluster://h1:7000,h2:7000,h3:7000"});
+  g_env["RLOCK_URL"] = "rediss-cluster://h1:7000,h2:7000,redis://b:2";
+  CHECK(rlock::redis::choose_urls({}, fake_env) ==
+        std::vector<std::string>{"rediss-cluster://h1:7000,h2:7000", "redis://b:2"});
   // Issue 19: an empty element is named as one (it was quoted as 'A,').
   for (std::string list : {"redis://a:1,,redis://b:2", "A,,B", "redis://a:1,", ",redis://a:1"}) {
     g_env["RLOCK_URL"] = list;
@@ -181,6 +224,8 @@ TEST_CASE("urls: server_key names the server, not the db, user, password or spel
   CHECK(key("redis-sentinel://a:1,b:2/m") == key("redis-sentinel://b:2,a:1/m/4"));
   CHECK(key("redis://127.0.0.1:6380") != key("redis://127.0.0.1:6381"));
   CHECK(key("redis-sentinel://a:1/m") != key("redis-sentinel://a:1/n"));
+  CHECK(key("redis-cluster://a:1,b:2") == key("rediss-cluster://B:2,a:1"));
+  CHECK(key("redis-cluster://a:1,b:2") == "cluster:a:1,b:2");
 }
 
 TEST_CASE("urls: same_server finds two servers that share an address") {
@@ -205,6 +250,10 @@ TEST_CASE("urls: server_addresses resolves a name to what an IP says") {
   CHECK(v6 == std::vector<std::string>{"[::1]:6390"});
   auto name = server_addresses(parse_url("redis://localhost:6390"));
   CHECK(same_server({ip, name}).has_value()); // /etc/hosts names 127.0.0.1 localhost
+  // A Cluster URL shares an address with each of its seeds (a cluster named twice is one server).
+  auto cluster = server_addresses(parse_url("redis-cluster://127.0.0.1:6391,127.0.0.1:6390"));
+  CHECK(cluster == std::vector<std::string>{"127.0.0.1:6391", "127.0.0.1:6390"});
+  CHECK(same_server({cluster, ip}).has_value());
   auto missing = server_addresses(parse_url("unix:///nonexistent/rlock.sock"));
   CHECK(missing == std::vector<std::string>{"unix:/nonexistent/rlock.sock"});
 }

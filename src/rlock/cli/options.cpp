@@ -198,8 +198,9 @@ std::unique_ptr<App> make_app() {
 
   app.add_option("-u,--url", raw.urls,
                  "Redis URL: redis://[[user]:password@]host[:port][/db] (a server, or any Cluster node), "
+                 "redis-cluster://[[user]:password@]host[:port][,...] (a Cluster's seed nodes, tried in turn), "
                  "redis-sentinel://[[user]:password@]host[:port][,...]/MASTER[/db] or unix:///path[?db=N]; "
-                 "rediss:// and rediss-sentinel:// with TLS; "
+                 "rediss://, rediss-cluster:// and rediss-sentinel:// with TLS; "
                  "several: one Redlock over independent masters, each server once "
                  "(env RLOCK_URL, comma-separated; REDIS_URL; default redis://127.0.0.1:6379)")
       ->type_name("URL");
@@ -469,7 +470,8 @@ std::optional<redis::TlsOptions> parse_tls(const Raw& raw, const std::vector<std
   if (!uses_tls) {
     for (const auto& [flag, given] : flags) {
       if (given) {
-        throw UsageError(fmt::format("{}: no URL uses TLS; TLS needs rediss://HOST[:PORT] or "
+        throw UsageError(fmt::format("{}: no URL uses TLS; TLS needs rediss://HOST[:PORT], "
+                                     "rediss-cluster://HOST[:PORT][,...] or "
                                      "rediss-sentinel://HOST[:PORT][,...]/MASTER (the URL is {})",
                                      flag, printable(redis::without_password(urls.front()))));
       }

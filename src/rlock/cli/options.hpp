@@ -39,7 +39,7 @@ struct GlobalOptions {
   redis::SyncReplicas sync_replicas{1, Millis(1000), true};
   std::string sync_source; // "--sync-replicas", "RLOCK_SYNC_REPLICAS" or "" (the default)
   // --tls-* (else RLOCK_TLS_*), for every URL that uses TLS; set only when
-  // one does (rediss://, rediss-sentinel://).
+  // one does (rediss://, rediss-cluster://, rediss-sentinel://).
   std::optional<redis::TlsOptions> tls;
   // A -u/--url on the command line carries a password (not RLOCK_URL or
   // REDIS_URL, which stay out of `ps` and shell history): warned about once.

@@ -62,8 +62,9 @@ void publish_again_if_sharded(redis::Client& client, const LockKeys& keys, const
                               const std::string& channel, const std::string& message);
 
 // "0 of 1 replicas acknowledged it within 1s (--sync-replicas)"; for the
-// default (required.automatic): "no replica acknowledged it within 100ms (...)".
-std::string unsynced_phrase(long long acked, const redis::SyncReplicas& required);
+// default (required.automatic): "no replica acknowledged it within 100ms (...)";
+// " on NODE" after "it" when the answer names the primary (a Cluster, Sentinel).
+std::string unsynced_phrase(const redis::EvalReply& answer);
 
 // After an acquisition (`result`, from decode_acquire) that fewer replicas
 // acknowledged than the client required of it (answer.required: --sync-replicas,

@@ -3,6 +3,7 @@
 #include <rlock/core/text.hpp>
 #include <rlock/redis/errors.hpp>
 #include <rlock/redis/retry.hpp>
+#include <rlock/redis/slots.hpp>
 
 #include <fmt/format.h>
 
@@ -83,6 +84,36 @@ std::pair<int, int> version_of(const std::string& text) {
 
 constexpr long long k_clock_warning_ms = 2000;
 
+std::string replica_address(const redis::HostPort& node) {
+  return printable(fmt::format("{}:{}", node.host.find(':') != std::string::npos ? "[" + node.host + "]" : node.host,
+                               node.port));
+}
+
+// The replicas the cluster lists for this primary that are not connected to it
+// (their link down: a failover may promote one that has none of the locks
+// taken since). Matched by address; when addresses are announced differently,
+// by count (more listed than connected).
+std::vector<std::string> listed_not_connected(const ServerFacts& facts) {
+  std::vector<std::string> out;
+  if (!facts.listed_replicas || facts.listed_replicas->size() <= facts.replica_states.size()) {
+    return out;
+  }
+  for (const auto& listed : *facts.listed_replicas) {
+    bool connected = false;
+    for (const auto& [address, state] : facts.replica_states) {
+      connected = connected || address == listed;
+    }
+    if (!connected) {
+      out.push_back(listed);
+    }
+  }
+  if (out.empty()) {
+    out.push_back(fmt::format("{} of {} listed", facts.listed_replicas->size() - facts.replica_states.size(),
+                              facts.listed_replicas->size()));
+  }
+  return out;
+}
+
 } // namespace
 
 ServerIdentity server_identity(const std::string& info_server) {
@@ -123,6 +154,9 @@ ServerFacts survey(redis::Client& client, const redis::Endpoint& node, const std
     if (auto replicas = info_field(replication, "connected_slaves")) {
       facts.connected_replicas = std::stoll(*replicas);
     }
+    for (const auto& replica : redis::connected_replicas(replication)) {
+      facts.replica_states.emplace_back(replica_address(replica.node), printable(replica.state));
+    }
   } catch (const RedisError& e) {
     if (e.kind() == RedisErrorKind::connect || e.kind() == RedisErrorKind::timeout ||
         e.kind() == RedisErrorKind::closed || e.kind() == RedisErrorKind::io) {
@@ -148,6 +182,21 @@ ServerFacts survey(redis::Client& client, const redis::Endpoint& node, const std
     facts.config_error = reason_of(e);
   } catch (const std::exception& e) {
     facts.config_error = e.what();
+  }
+  if (topology.starts_with("cluster")) {
+    try {
+      auto view = redis::cluster_view(survey_command(client, node, {"CLUSTER", "NODES"}), node.host);
+      if (view) {
+        facts.listed_replicas.emplace();
+        for (const auto& replica : view->replicas) {
+          facts.listed_replicas->push_back(replica_address(replica));
+        }
+      } else {
+        facts.cluster_error = "CLUSTER NODES has no line for the node itself";
+      }
+    } catch (const RedisError& e) {
+      facts.cluster_error = reason_of(e);
+    }
   }
   try {
     long long before = wall_ms();
@@ -249,6 +298,28 @@ std::vector<Finding> judge_server(const ServerFacts& facts) {
   }
 
   // Replication.
+  if (auto missing = listed_not_connected(facts); !missing.empty()) {
+    std::string names;
+    for (const auto& name : missing) {
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    out.push_back(finding(
+        facts, "replication",
+        fmt::format("replica{} {} listed by the cluster, not connected", missing.size() > 1 ? "s" : "", names),
+        Verdict::unsafe,
+        fmt::format("CLUSTER NODES lists {} replica{} of this primary, {} connected (INFO replication): a "
+                    "replica whose link is down can still be promoted by a failover, without the locks taken "
+                    "since; {}",
+                    facts.listed_replicas->size(), facts.listed_replicas->size() == 1 ? "" : "s",
+                    facts.replica_states.size(),
+                    facts.replica_sync.empty()
+                        ? "rlock's replica sync is off, so such locks are lost then"
+                        : "rlock refuses to take or renew a lock here until it is back (no replica acknowledges)")));
+  }
+  if (!facts.cluster_error.empty()) {
+    out.push_back(cannot_check(facts, "replication", "CLUSTER NODES", "the replicas the cluster may promote",
+                               facts.cluster_error, "CLUSTER NODES"));
+  }
   if (facts.connected_replicas && *facts.connected_replicas > 0) {
     // rlock's own replica sync covers what min-replicas-to-write would (for
     // its locks), whether or not that setting can be read.
@@ -280,6 +351,8 @@ std::vector<Finding> judge_server(const ServerFacts& facts) {
                                         *facts.min_replicas_to_write),
                             Verdict::ok, "writes are refused unless enough replicas are connected"));
     }
+  } else if (facts.connected_replicas && facts.listed_replicas && !facts.listed_replicas->empty()) {
+    // every replica listed is cut off: said above
   } else if (facts.connected_replicas) {
     out.push_back(finding(facts, "replication", "no replicas", Verdict::ok, "nothing to fail over to"));
   } else {

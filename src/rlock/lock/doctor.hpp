@@ -29,6 +29,12 @@ struct ServerFacts {
   std::string config_error; // why CONFIG GET failed, e.g. "no permission (NOPERM ...)"
   std::string role;         // INFO replication: "master" / "slave"
   std::optional<long long> connected_replicas;
+  // INFO replication's slaveN lines: "host:port" and state (online, wait_bgsave, ...).
+  std::vector<std::pair<std::string, std::string>> replica_states;
+  // A Cluster primary: the replicas its CLUSTER NODES lists (redis::cluster_view),
+  // "host:port"; nullopt when not a cluster or not readable (cluster_error).
+  std::optional<std::vector<std::string>> listed_replicas;
+  std::string cluster_error;
   // Not read from the server: what rlock's acquire and renew ask of replicas
   // (cli::describe_sync); "" when off (--sync-replicas 0, RLOCK_SYNC_REPLICAS=0).
   std::string replica_sync;

@@ -285,21 +285,25 @@ redis::EvalReply run_script(redis::Client& client, const redis::RetryScope& scop
                             const std::vector<std::string>& keys, const std::vector<std::string>& args,
                             const redis::SyncReplicas& sync) {
   redis::EvalReply result;
-  redis::send_with_retries(scope, [&] {
+  redis::RetryScope routed = scope;
+  routed.reroutes = [&client] { return client.reroutes(); };
+  redis::send_with_retries(routed, [&] {
     result = client.eval(script, keys, args, sync);
     return result.reply;
   });
   return result;
 }
 
-std::string unsynced_phrase(long long acked, const redis::SyncReplicas& required) {
+std::string unsynced_phrase(const redis::EvalReply& answer) {
+  const auto& required = answer.required;
+  const std::string on = answer.node.empty() ? std::string() : " on " + answer.node;
   if (required.automatic) {
-    return fmt::format("no replica acknowledged it within {} (the primary has replicas: one must confirm "
+    return fmt::format("no replica acknowledged it{} within {} (the primary has replicas: one must confirm "
                        "each lock by default; --sync-replicas 0 turns it off)",
-                       format_duration(required.timeout));
+                       on, format_duration(required.timeout));
   }
-  return fmt::format("{} of {} replicas acknowledged it within {} (--sync-replicas)", acked, required.count,
-                     format_duration(required.timeout));
+  return fmt::format("{} of {} replicas acknowledged it{} within {} (--sync-replicas)", answer.acked,
+                     required.count, on, format_duration(required.timeout));
 }
 
 const redis::Reply& element(const redis::Reply& reply, std::size_t i) {
@@ -345,7 +349,7 @@ void undo_if_unsynced(redis::Client& client, const AcquireRequest& request, cons
   } catch (const RedisError& e) {
     undone = fmt::format("releasing it failed ({}): release with --owner {}", e.what(), request.owner);
   }
-  throw RedisError(RedisErrorKind::unsynced, fmt::format("{}; {}", unsynced_phrase(acked, required), undone));
+  throw RedisError(RedisErrorKind::unsynced, fmt::format("{}; {}", unsynced_phrase(answer), undone));
 }
 
 AcquireResult decode_acquire(const redis::EvalReply& answer, TimePoint sent_at) {
@@ -392,7 +396,7 @@ RenewResult decode_renew(const redis::EvalReply& answer) {
   result.lease = Millis(element(reply, 1).as_integer());
   if (answer.required.count > 0 && answer.acked < answer.required.count) {
     throw RedisError(RedisErrorKind::unsynced,
-                     fmt::format("renewed, but {}", unsynced_phrase(answer.acked, answer.required)));
+                     fmt::format("renewed, but {}", unsynced_phrase(answer)));
   }
   return result;
 }

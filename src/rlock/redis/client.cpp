@@ -52,9 +52,46 @@ bool socket_error(RedisErrorKind kind) {
   return outcome_of(kind) == Outcome::not_sent || outcome_of(kind) == Outcome::unknown;
 }
 
+Argv sync_wait_argv(const SyncReplicas& required) {
+  return Argv{"WAIT", std::to_string(required.count), std::to_string(required.timeout.count())};
+}
+
+// "127.0.0.1:7000 (replicas 127.0.0.1:7003)" for each range of a CLUSTER SLOTS
+// reply, for -v: the replicas CLUSTER SLOTS names (Redis 7 leaves out one
+// whose replication offset is still 0; the count rlock waits for comes from
+// each primary's CLUSTER NODES).
+std::string describe_slot_map(const Reply& reply) {
+  std::string out;
+  std::size_t shown = 0;
+  for (const auto& range : reply.elements) {
+    if (++shown > 16) {
+      out += fmt::format("; ... {} more ranges", reply.elements.size() - 16);
+      break;
+    }
+    std::string nodes;
+    for (std::size_t i = 2; i < range.elements.size() && i < 10; ++i) {
+      const auto& node = range.elements[i];
+      if (!node.is_array() || node.elements.size() < 2) {
+        continue;
+      }
+      std::string address =
+          fmt::format("{}:{}", printable(node.elements[0].str.substr(0, 64)), node.elements[1].integer);
+      nodes += i == 2 ? address : fmt::format("{}{}", i == 3 ? " (replicas " : ", ", address);
+    }
+    nodes += range.elements.size() > 3 ? ")" : " (CLUSTER SLOTS lists no replica)";
+    out += fmt::format("{}{}-{} {}", out.empty() ? "" : "; ", range.elements[0].integer,
+                       range.elements[1].integer, nodes);
+  }
+  return out;
+}
+
 } // namespace
 
-Client::Client(Endpoint target, Timeouts timeouts) : m_target(std::move(target)), m_timeouts(timeouts) {}
+Client::Client(Endpoint target, Timeouts timeouts) : m_target(std::move(target)), m_timeouts(timeouts) {
+  if (m_target.is_cluster()) {
+    m_mode = Mode::cluster; // the URL says so: the slot map comes first
+  }
+}
 Client::Client(Client&&) noexcept = default;
 Client& Client::operator=(Client&&) noexcept = default;
 Client::~Client() = default;
@@ -74,7 +111,9 @@ Client Client::fresh(std::optional<Millis> cap) const {
 Connection& Client::connection(const Endpoint& node) {
   auto& slot = m_connections[node_key(node)];
   if (!slot) {
-    slot = std::make_unique<Connection>(node, m_timeouts, m_target.is_sentinel());
+    Endpoint at = node;
+    at.cluster_view = at.learn_replicas && m_mode == Mode::cluster; // its handshake asks CLUSTER NODES
+    slot = std::make_unique<Connection>(std::move(at), m_timeouts, m_target.is_sentinel());
   }
   return *slot;
 }
@@ -195,22 +234,47 @@ void Client::refresh() {
   }
 }
 
+std::vector<Endpoint> Client::seeds() const {
+  if (!m_target.is_cluster()) {
+    return {m_target};
+  }
+  std::vector<Endpoint> out;
+  for (const auto& seed : m_target.seeds) {
+    out.push_back(m_target.at(seed));
+  }
+  return out;
+}
+
+RedisError Client::at_node(const RedisError& error, const Endpoint& node) const {
+  if (!m_target.is_cluster() && !m_target.is_sentinel() && node_key(node) == node_key(m_target)) {
+    return error; // the node the URL names: the caller's context says which
+  }
+  return RedisError(error.kind(), fmt::format("{}: {}", node.display(), error.what()));
+}
+
 void Client::load_slot_map() {
-  // Ask the nodes we know, the URL's first.
-  std::vector<Endpoint> sources{m_target};
+  // Ask the nodes we know: the URL's (each seed in turn), then the primaries
+  // of the last map.
+  std::vector<Endpoint> sources = seeds();
   for (const auto& master : m_masters) {
-    sources.push_back(m_target.at(master));
+    Endpoint node = m_target.at(master);
+    if (std::none_of(sources.begin(), sources.end(),
+                     [&](const Endpoint& known) { return node_key(known) == node_key(node); })) {
+      sources.push_back(std::move(node));
+    }
   }
   std::optional<RedisError> last;
+  std::string tried;
   for (const auto& source : sources) {
     Reply reply;
     try {
       reply = connection(source).command({"CLUSTER", "SLOTS"});
     } catch (const RedisError& e) {
       if (!socket_error(e.kind())) {
-        throw;
+        throw at_node(e, source);
       }
       m_connections.erase(node_key(source));
+      tried += fmt::format("{}{}: {}", tried.empty() ? "" : "; ", source.display(), e.what());
       last = e;
       continue;
     }
@@ -256,10 +320,13 @@ void Client::load_slot_map() {
     m_map_stale = false;
     m_mode = Mode::cluster;
     learn_sharding(connection(source));
-    log::debug("{}: slot map of {} primaries", source.display(), m_masters.size());
+    log::debug("{}: slot map of {} primaries: {}", source.display(), m_masters.size(), describe_slot_map(reply));
     return;
   }
-  throw *last;
+  if (sources.size() == 1) {
+    throw at_node(*last, sources.front());
+  }
+  throw RedisError(last->kind(), fmt::format("no node of the cluster answered ({})", tried));
 }
 
 // Redisson (ShardedSubscriptionMode.AUTO) uses sharded pub/sub on a Cluster
@@ -285,7 +352,7 @@ Endpoint Client::node_for(std::uint16_t slot) {
       return m_target.at(m_masters[static_cast<std::size_t>(m_slot_master[slot])]);
     }
   }
-  return m_target;
+  return seeds().front(); // a slot no primary serves: its answer (CLUSTERDOWN, MOVED) tells
 }
 
 SyncReplicas SyncReplicas::automatic_for(Millis ttl) {
@@ -329,11 +396,15 @@ std::optional<long long> sentinel_replicas(const Reply& reply) {
   return count;
 }
 
-std::optional<long long> Client::replicas_of(std::optional<long long> primary_count) const {
-  if (!m_target.is_sentinel() || !m_sentinel_replicas) {
-    return primary_count;
+std::optional<long long> Client::replicas_of(const ServerInfo& primary) const {
+  std::optional<long long> count = primary.replicas;
+  for (const auto& other : {primary.cluster_replicas,
+                            m_target.is_sentinel() ? m_sentinel_replicas : std::optional<long long>()}) {
+    if (other) {
+      count = std::max(count.value_or(0), *other);
+    }
   }
-  return std::max(primary_count.value_or(0), *m_sentinel_replicas);
+  return count;
 }
 
 SyncReplicas required_sync(const SyncReplicas& asked, std::optional<long long> replicas) {
@@ -349,9 +420,6 @@ SyncReplicas required_sync(const SyncReplicas& asked, std::optional<long long> r
 EvalReply Client::eval(const Script& script, const std::vector<std::string>& keys,
                        const std::vector<std::string>& args, const SyncReplicas& sync) {
   const Argv evalsha = evalsha_argv(script, keys, args);
-  const auto wait_argv = [](const SyncReplicas& required) {
-    return Argv{"WAIT", std::to_string(required.count), std::to_string(required.timeout.count())};
-  };
   const std::uint16_t slot = hash_slot(keys.front());
   std::optional<HostPort> asked; // ASK: the next try goes there, once
   for (int hop = 0;; ++hop) {
@@ -369,43 +437,47 @@ EvalReply Client::eval(const Script& script, const std::vector<std::string>& key
       conn.ensure_connected(); // a login handshake (password, db) learns the replicas now
       const bool handshake = conn.handshake_next();
       const auto& known = conn.known_info();
-      SyncReplicas required = required_sync(sync, replicas_of(handshake ? std::nullopt : known.replicas));
+      SyncReplicas required = required_sync(sync, handshake ? std::nullopt : replicas_of(known));
       std::vector<Argv> after;
       if (required.count > 0) {
-        after.push_back(wait_argv(required));
+        after.push_back(sync_wait_argv(required));
       }
       const bool refresh = sync.automatic && !handshake && !known.role_refused &&
                            Clock::now() - known.replicas_at >= k_replicas_refresh;
+      // (only where CLUSTER NODES answered before: an error reply would fail the request)
+      const bool refresh_view = refresh && m_mode == Mode::cluster && known.cluster_replicas.has_value();
       if (refresh) {
         after.push_back({"INFO", "replication"}); // after WAIT: the count for the next request
+      }
+      if (refresh_view) {
+        after.push_back({"CLUSTER", "NODES"}); // ... and the replicas the cluster may promote
       }
       auto replies = eval_batch(conn, script, evalsha, before, after,
                                 required.count > 0 ? required.timeout : Millis(0));
       learn_mode(conn);
-      EvalReply result{std::move(replies.front()), -1, required};
+      EvalReply result{std::move(replies.front()), -1, required, reroutes() ? node.display() : std::string()};
       if (required.count > 0) {
         result.acked = replies[1].as_integer();
       }
       if (refresh) {
-        conn.take_replication(replies.back());
+        conn.take_replication(replies[replies.size() - (refresh_view ? 2 : 1)]);
+      }
+      if (refresh_view) {
+        conn.take_cluster_view(replies.back());
       }
       if (required.count == 0 && sync.automatic) {
-        // The count may have arrived with this request (INFO replication in its handshake,
-        // or the refresh): a primary found to have replicas gets its WAIT now,
-        // on the same connection, so it covers this write. One more round
-        // trip, only where there are replicas.
-        SyncReplicas late = required_sync(sync, replicas_of(conn.known_info().replicas));
-        if (late.count > 0) {
-          result.required = late;
-          result.acked = conn.pipeline({wait_argv(late)}, late.timeout).front().as_integer();
-        }
+        // The count may have arrived with this request (INFO replication and
+        // CLUSTER NODES in its handshake, or the refresh): a primary found to
+        // have replicas gets its WAIT now, on the same connection, so it covers
+        // this write. One more round trip, only where there are replicas.
+        late_sync(conn, sync, result);
       }
       return result;
     } catch (const RedisError& e) {
       learn_mode(conn);
       if (socket_error(e.kind())) {
         forget(node);
-        throw;
+        throw at_node(e, node);
       }
       if (hop >= k_max_hops) {
         throw;
@@ -457,6 +529,34 @@ EvalReply Client::eval(const Script& script, const std::vector<std::string>& key
   }
 }
 
+void Client::late_sync(Connection& conn, const SyncReplicas& sync, EvalReply& result) {
+  SyncReplicas late = required_sync(sync, replicas_of(conn.known_info()));
+  if (late.count == 0 && m_mode == Mode::cluster && !conn.known_info().cluster_view_asked) {
+    // A connection made before rlock knew it talks to a Cluster (a redis:// URL's
+    // node, found to be one by this request's HELLO) and no connected replica:
+    // the cluster may still list one whose link is down (issue 33). Its view now.
+    Reply view;
+    try {
+      view = conn.command({"CLUSTER", "NODES"});
+    } catch (const RedisError& e) {
+      if (socket_error(e.kind())) {
+        throw;
+      }
+      view.type = Reply::Type::error; // refused (ACL): INFO's count alone, as before
+      view.str = e.what();
+    }
+    conn.take_cluster_view(view);
+    log::debug("{}: {} replicas in the cluster's view (CLUSTER NODES)", conn.describe(),
+               conn.known_info().cluster_replicas ? std::to_string(*conn.known_info().cluster_replicas)
+                                                  : "unknown");
+    late = required_sync(sync, replicas_of(conn.known_info()));
+  }
+  if (late.count > 0) {
+    result.required = late;
+    result.acked = conn.pipeline({sync_wait_argv(late)}, late.timeout).front().as_integer();
+  }
+}
+
 bool Client::is_cluster() {
   if (m_mode == Mode::unknown && !m_target.is_sentinel()) {
     Connection& conn = connection(m_target);
@@ -504,6 +604,9 @@ Reply Client::command_on(const Endpoint& node, const Argv& argv) {
     if (socket_error(e.kind()) || e.kind() == RedisErrorKind::readonly) {
       forget(node);
     }
+    if (socket_error(e.kind())) {
+      throw at_node(e, node);
+    }
     throw;
   }
 }
@@ -516,6 +619,10 @@ std::vector<Client::ServerName> Client::server_names() const {
     }
   }
   return out;
+}
+
+bool Client::reroutes() const {
+  return m_target.is_sentinel() || m_mode == Mode::cluster;
 }
 
 std::vector<std::string> Client::run_ids() const {

@@ -57,6 +57,7 @@ struct EvalReply {
   Reply reply;
   long long acked = -1; // replicas that acknowledged (WAIT), -1 when no WAIT was needed
   SyncReplicas required; // what required_sync() asked of this write (count 0: no WAIT)
+  std::string node; // where it ran, when the deployment chose (a Cluster's primary, Sentinel's); else ""
 };
 
 // The one way rlock talks to a deployment: a standalone server, a Redis Cluster
@@ -110,6 +111,11 @@ public:
 
   // True on a Redis Cluster (asks the server once if not known yet).
   bool is_cluster();
+  // True when where a request goes is the deployment's to say, and asked again
+  // after a node fails (a Cluster known as one, Sentinel): a request a node
+  // refused to connect may reach the node that serves it now
+  // (RetryScope::reroutes). Never asks.
+  bool reroutes() const;
   // The command that publishes a release message: SPUBLISH on a Redis 7+
   // Cluster (as Redisson does there), PUBLISH elsewhere. Costs no round trip:
   // before the first request it answers PUBLISH (see publish()).
@@ -158,9 +164,20 @@ private:
 
   Endpoint node_for(std::uint16_t slot);
   // The replica count required_sync() gets: the primary's own (INFO
-  // replication), and on Sentinel at least the replicas the sentinels list.
-  std::optional<long long> replicas_of(std::optional<long long> primary_count) const;
+  // replication), at least the replicas its cluster view lists (CLUSTER
+  // NODES), and on Sentinel at least the replicas the sentinels list.
+  std::optional<long long> replicas_of(const ServerInfo& primary) const;
+  // The URL's nodes: each seed of a Cluster URL, else the URL's one endpoint.
+  std::vector<Endpoint> seeds() const;
+  // `error` of a request to `node`, naming the node when it is not the URL's
+  // own (a Cluster's primary, the Sentinel's primary).
+  RedisError at_node(const RedisError& error, const Endpoint& node) const;
   Connection& connection(const Endpoint& node);
+  // The WAIT of an automatic sync whose replica count arrived with the request
+  // (eval's second round trip). A Cluster node whose connection was made before
+  // the deployment was known to be a Cluster, and with no connected replica,
+  // is asked its view first (one round trip more, there only).
+  void late_sync(Connection& conn, const SyncReplicas& sync, EvalReply& result);
   void learn_mode(Connection& conn);
   void learn_sharding(Connection& conn);
   void load_slot_map();

@@ -4,6 +4,7 @@
 #include <rlock/redis/errors.hpp>
 #include <rlock/redis/hiredis.hpp>
 #include <rlock/redis/server_clock.hpp>
+#include <rlock/redis/slots.hpp>
 #include <rlock/redis/tls.hpp>
 
 #include <fmt/format.h>
@@ -374,6 +375,9 @@ std::vector<Argv> Connection::hello_commands() const {
   }
   if (m_endpoint.learn_replicas) {
     out.push_back({"INFO", "replication"});
+    if (m_endpoint.cluster_view) {
+      out.push_back({"CLUSTER", "NODES"});
+    }
   }
   return out;
 }
@@ -423,6 +427,13 @@ void Connection::take_replication(const Reply& reply) {
   }
 }
 
+void Connection::take_cluster_view(const Reply& reply) {
+  auto view = cluster_view(reply, m_endpoint.host);
+  m_info.cluster_replicas =
+      view ? std::optional<long long>(static_cast<long long>(view->replicas.size())) : std::nullopt;
+  m_info.cluster_view_asked = true;
+}
+
 void Connection::take_hello_replies(std::vector<Reply>& replies, std::size_t at) {
   take_hello(replies[at]);
   std::size_t taken = 1;
@@ -443,6 +454,15 @@ void Connection::take_hello_replies(std::vector<Reply>& replies, std::size_t at)
   if (m_endpoint.learn_replicas) {
     take_replication(replies[at + taken]);
     ++taken;
+    if (m_endpoint.cluster_view) {
+      take_cluster_view(replies[at + taken]);
+      ++taken;
+    }
+    log::debug("{}: replicas: {} connected (INFO replication){}", describe(),
+               m_info.replicas ? std::to_string(*m_info.replicas) : "unknown",
+               m_info.cluster_replicas
+                   ? fmt::format(", {} in the cluster's view (CLUSTER NODES)", *m_info.cluster_replicas)
+                   : std::string());
   }
   replies.erase(replies.begin() + static_cast<std::ptrdiff_t>(at),
                 replies.begin() + static_cast<std::ptrdiff_t>(at + taken));

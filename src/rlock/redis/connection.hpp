@@ -40,6 +40,12 @@ struct ServerInfo {
   // asked only for an endpoint with `learn_replicas`; nullopt when not asked
   // or refused.
   std::optional<long long> replicas;
+  // Its replicas in the cluster's own view (CLUSTER NODES, asked with INFO
+  // replication by an endpoint with `cluster_view`, or later: see
+  // redis::cluster_view), listed whether or not they are connected; nullopt
+  // when not asked, refused or not a view.
+  std::optional<long long> cluster_replicas;
+  bool cluster_view_asked = false; // CLUSTER NODES was asked (answered or refused)
   TimePoint replicas_at{}; // when `replicas` was learnt
   bool role_refused = false; // INFO replication answered an error (ACL): not asked again
   int major() const;   // 0 when unknown
@@ -132,9 +138,11 @@ public:
   // it says goes to server_clocks (server_clock.hpp); an error reply (an ACL
   // without +time) only leaves the clock unknown.
   void sample_clock_next() { m_clock_pending = true; }
+  // Takes a CLUSTER NODES reply that rode with a request (ServerInfo::cluster_replicas).
+  void take_cluster_view(const Reply& reply);
   // True when the next request carries the handshake (HELLO, and INFO
-  // replication with `learn_replicas`), or the connection is closed and will
-  // make one.
+  // replication with `learn_replicas`, and CLUSTER NODES with `cluster_view`
+  // too), or the connection is closed and will make one.
   bool handshake_next() const { return m_fd < 0 || m_hello_pending; }
 
   const Endpoint& endpoint() const { return m_endpoint; }

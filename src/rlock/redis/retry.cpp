@@ -35,6 +35,9 @@ void SendHistory::failed(RedisErrorKind kind, TimePoint started) {
   if (outcome == Outcome::unknown) {
     ++unanswered;
   }
+  if (outcome == Outcome::not_sent) {
+    ++refused;
+  }
 }
 
 RetryPolicy::RetryPolicy(Timeouts timeouts, Mode mode) : m_timeouts(timeouts), m_mode(mode) {}
@@ -89,6 +92,11 @@ RetryPolicy::Decision RetryPolicy::decide(RedisErrorKind kind, const SendHistory
       now + request_span() > *history.first_sent + resend_window()) {
     return give_up;
   }
+  // Nothing reached the node, and the deployment will say again where to go.
+  if (outcome == Outcome::not_sent && history.reroutes && history.refused == 1 &&
+      (m_mode == Mode::one_shot || (deadline && now < *deadline))) {
+    return {Action::resend_now, Millis(0)};
+  }
   if (m_mode == Mode::one_shot) {
     switch (outcome) {
     case Outcome::unknown:
@@ -133,6 +141,7 @@ Reply send_with_retries(const RetryScope& scope, const std::function<Reply()>& s
       return send();
     } catch (const RedisError& e) {
       history.failed(e.kind(), started);
+      history.reroutes = scope.reroutes && scope.reroutes();
       if (outcome_of(e.kind()) == Outcome::unknown) {
         if (!first_unanswered) {
           first_unanswered = e;

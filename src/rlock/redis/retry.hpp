@@ -30,6 +30,10 @@ struct SendHistory {
   // force-unlock, acquire with a given owner); false when the request is safe to
   // repeat at any time (renew, inspect, acquire with this process's own token).
   bool latched = false;
+  // True when the deployment decides at each try where the request goes, and
+  // a node that failed is asked about again (Client::reroutes: a Cluster, Sentinel).
+  bool reroutes = false;
+  int refused = 0; // tries that could not connect (not_sent)
 
   // Notes a failed try that started at `started`.
   void failed(RedisErrorKind kind, TimePoint started);
@@ -41,7 +45,11 @@ struct SendHistory {
 //
 //   not_sent     one-shot: give up at once; waiter: pause, then resend, until its deadline,
 //                once it has reached the server (a waiter that never reached it, e.g. a
-//                wrong URL or a server that is down, fails at once: 69, not a wait)
+//                wrong URL or a server that is down, fails at once: 69, not a wait).
+//                Where the deployment reroutes (history.reroutes: a Cluster's slot
+//                map, Sentinel's primary, asked again once a node fails), the first
+//                refusal is resent at once, one-shot and waiter alike: the node may
+//                have failed over (run's release after a crash failover, issue 33)
 //   unknown      resend now with the SAME op id on a fresh connection: one-shot once,
 //                a waiter until its deadline; a latched request only while
 //                now + request_span() <= first_sent + resend_window()
@@ -110,6 +118,8 @@ struct RetryScope {
   std::optional<TimePoint> deadline;
   std::function<void(TimePoint until)> pause;
   bool reached = false;
+  // Asked after a failed try: does the deployment reroute (SendHistory::reroutes)?
+  std::function<bool()> reroutes = nullptr;
 };
 
 // Runs `send` (one try of one request, the same bytes each time) until it

@@ -151,7 +151,8 @@ Endpoint parse_tcp(std::string_view rest, std::string_view url) {
   authority = take_userinfo(authority, ep, url);
   if (authority.find(',') != std::string_view::npos) {
     throw bad_url(url, "one URL names one server; for a Redlock over several masters give several URLs "
-                       "(-u URL -u URL, or RLOCK_URL=URL,URL)");
+                       "(-u URL -u URL, or RLOCK_URL=URL,URL); for a Redis Cluster's nodes, "
+                       "redis-cluster://HOST:PORT,HOST:PORT");
   }
   auto node = parse_host_port(authority, 6379, url);
   ep.host = node.host;
@@ -159,20 +160,34 @@ Endpoint parse_tcp(std::string_view rest, std::string_view url) {
   return ep;
 }
 
-// redis-sentinel://[userinfo@]h1[:p1][,h2[:p2]...]/MASTER[/db]
-Endpoint parse_sentinel(std::string_view rest, std::string_view url) {
-  Endpoint ep;
-  auto slash = rest.find('/');
-  std::string_view authority = take_userinfo(rest.substr(0, slash), ep, url);
-  while (!authority.empty() || ep.sentinels.empty()) {
+// h1[:p1][,h2[:p2]...]: a Sentinel's or a Cluster's host list (at least one).
+std::vector<HostPort> parse_host_list(std::string_view authority, int default_port, std::string_view url) {
+  std::vector<HostPort> out;
+  while (!authority.empty() || out.empty()) {
     auto comma = authority.find(',');
-    ep.sentinels.push_back(parse_host_port(authority.substr(0, comma), 26379, url));
+    out.push_back(parse_host_port(authority.substr(0, comma), default_port, url));
     authority = comma == std::string_view::npos ? std::string_view{} : authority.substr(comma + 1);
     if (comma != std::string_view::npos && authority.empty()) {
       throw bad_url(url, "missing host after ','");
     }
   }
-  std::string_view path = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
+  return out;
+}
+
+// "[userinfo@]h1[:p1][,h2[:p2]...][/PATH]" of a Sentinel or Cluster URL: the
+// login into `ep`, the hosts returned, PATH (without its '/') into `path`.
+std::vector<HostPort> take_hosts(std::string_view rest, int default_port, std::string_view url, Endpoint& ep,
+                                 std::string_view& path) {
+  auto slash = rest.find('/');
+  path = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
+  return parse_host_list(take_userinfo(rest.substr(0, slash), ep, url), default_port, url);
+}
+
+// redis-sentinel://[userinfo@]h1[:p1][,h2[:p2]...]/MASTER[/db]
+Endpoint parse_sentinel(std::string_view rest, std::string_view url) {
+  Endpoint ep;
+  std::string_view path;
+  ep.sentinels = take_hosts(rest, 26379, url, ep, path);
   auto db_slash = path.find('/');
   ep.master = percent_decode(path.substr(0, db_slash), url);
   if (ep.master.empty()) {
@@ -186,8 +201,31 @@ Endpoint parse_sentinel(std::string_view rest, std::string_view url) {
   return ep;
 }
 
+// redis-cluster://[userinfo@]h1[:p1][,h2[:p2]...][/0]
+Endpoint parse_cluster(std::string_view rest, std::string_view url) {
+  Endpoint ep;
+  std::string_view path;
+  ep.seeds = take_hosts(rest, 6379, url, ep, path);
+  if (!path.empty() && parse_db(path, url) != 0) {
+    throw bad_url(url, "a Redis Cluster has database 0 only "
+                       "(redis-cluster://HOST:PORT[,HOST:PORT...])");
+  }
+  ep.host = ep.seeds.front().host;
+  ep.port = ep.seeds.front().port;
+  return ep;
+}
+
 std::string bracketed(const std::string& host) {
   return host.find(':') != std::string::npos ? "[" + host + "]" : host;
+}
+
+// "h1:p1,[::1]:p2" (IPv6 bracketed).
+std::string host_list(const std::vector<HostPort>& nodes) {
+  std::string hosts;
+  for (const auto& node : nodes) {
+    hosts += fmt::format("{}{}:{}", hosts.empty() ? "" : ",", bracketed(node.host), node.port);
+  }
+  return hosts;
 }
 
 } // namespace
@@ -199,6 +237,7 @@ Endpoint Endpoint::at(const HostPort& node) const {
   ep.port = node.port;
   ep.sentinels.clear();
   ep.master.clear();
+  ep.seeds.clear();
   return ep; // tls is kept: every node of a TLS deployment speaks TLS
 }
 
@@ -209,12 +248,11 @@ std::string Endpoint::display() const {
   std::string user_part = user.empty() ? "" : user + "@";
   std::string db_part = db ? fmt::format("/{}", db) : "";
   if (is_sentinel()) {
-    std::string hosts;
-    for (const auto& node : sentinels) {
-      hosts += fmt::format("{}{}:{}", hosts.empty() ? "" : ",", bracketed(node.host), node.port);
-    }
-    return fmt::format("{}-sentinel://{}{}/{}{}", tls ? "rediss" : "redis", user_part, hosts,
+    return fmt::format("{}-sentinel://{}{}/{}{}", tls ? "rediss" : "redis", user_part, host_list(sentinels),
                        printable(master), db_part);
+  }
+  if (is_cluster()) {
+    return fmt::format("{}-cluster://{}{}", tls ? "rediss" : "redis", user_part, host_list(seeds));
   }
   return fmt::format("{}://{}{}:{}{}", tls ? "rediss" : "redis", user_part, bracketed(host), port, db_part);
 }
@@ -235,13 +273,18 @@ Endpoint parse_url(std::string_view url) {
   if (scheme == "redis-sentinel") {
     return parse_sentinel(rest, url);
   }
-  if (scheme == "rediss" || scheme == "rediss-sentinel") {
-    auto ep = scheme == "rediss" ? parse_tcp(rest, url) : parse_sentinel(rest, url);
+  if (scheme == "redis-cluster") {
+    return parse_cluster(rest, url);
+  }
+  if (scheme == "rediss" || scheme == "rediss-sentinel" || scheme == "rediss-cluster") {
+    auto ep = scheme == "rediss"            ? parse_tcp(rest, url)
+              : scheme == "rediss-sentinel" ? parse_sentinel(rest, url)
+                                            : parse_cluster(rest, url);
     ep.tls.emplace();
     return ep;
   }
   throw bad_url(url, fmt::format("unknown scheme '{}' (use redis://, rediss://, redis-sentinel://, "
-                                 "rediss-sentinel:// or unix://)",
+                                 "rediss-sentinel://, redis-cluster://, rediss-cluster:// or unix://)",
                                  printable(scheme)));
 }
 
@@ -335,6 +378,20 @@ std::string lower(std::string text) {
   return text;
 }
 
+// "h1:p1,h2:p2", lower case, sorted: the same hosts in any order and spelling.
+std::string sorted_hosts(const std::vector<HostPort>& nodes) {
+  std::vector<std::string> hosts;
+  for (const auto& node : nodes) {
+    hosts.push_back(fmt::format("{}:{}", lower(node.host), node.port));
+  }
+  std::sort(hosts.begin(), hosts.end());
+  std::string out;
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    out += (i ? "," : "") + hosts[i];
+  }
+  return out;
+}
+
 // Every address `host` resolves to, as "IP:PORT" (IPv6 bracketed); empty when it
 // does not resolve.
 std::vector<std::string> resolve(const std::string& host, int port) {
@@ -379,16 +436,10 @@ std::string server_key(const Endpoint& endpoint) {
     return "unix:" + endpoint.path;
   }
   if (endpoint.is_sentinel()) {
-    std::vector<std::string> hosts;
-    for (const auto& node : endpoint.sentinels) {
-      hosts.push_back(fmt::format("{}:{}", lower(node.host), node.port));
-    }
-    std::sort(hosts.begin(), hosts.end());
-    std::string out = "sentinel:" + endpoint.master + "@";
-    for (std::size_t i = 0; i < hosts.size(); ++i) {
-      out += (i ? "," : "") + hosts[i];
-    }
-    return out;
+    return "sentinel:" + endpoint.master + "@" + sorted_hosts(endpoint.sentinels);
+  }
+  if (endpoint.is_cluster()) {
+    return "cluster:" + sorted_hosts(endpoint.seeds);
   }
   return fmt::format("tcp:{}:{}", lower(endpoint.host), endpoint.port);
 }
@@ -407,6 +458,18 @@ std::vector<std::string> server_addresses(const Endpoint& endpoint) {
     for (const auto& node : endpoint.sentinels) {
       for (const auto& address : resolve(node.host, node.port)) {
         out.push_back(fmt::format("sentinel:{}@{}", endpoint.master, address));
+      }
+    }
+    if (out.empty()) {
+      out.push_back(server_key(endpoint));
+    }
+    return out;
+  }
+  if (endpoint.is_cluster()) {
+    std::vector<std::string> out;
+    for (const auto& node : endpoint.seeds) {
+      for (auto& address : resolve(node.host, node.port)) {
+        out.push_back(std::move(address));
       }
     }
     if (out.empty()) {

@@ -45,6 +45,10 @@ struct Endpoint {
   int db = 0;
   std::vector<HostPort> sentinels; // redis-sentinel://h1:p1,h2:p2/MASTER
   std::string master;              // the master's name known to the sentinels
+  // redis-cluster://h1:p1,h2:p2: the seed nodes of a Redis Cluster, tried in
+  // turn for the slot map (host and port are the first's). Empty otherwise (a
+  // redis:// URL of a cluster node is one seed, found to be a cluster by its HELLO).
+  std::vector<HostPort> seeds;
   // Set for rediss:// and rediss-sentinel:// (sentinels and primary alike):
   // every connection made from this endpoint, and from at(), speaks TLS.
   std::optional<TlsOptions> tls;
@@ -57,26 +61,34 @@ struct Endpoint {
   // --sync-replicas (or RLOCK_SYNC_REPLICAS) is given, for the default
   // replica sync of acquire and renew (required_sync in redis/client.hpp).
   bool learn_replicas = false;
+  // With learn_replicas: ask CLUSTER NODES too, in the same round trip (the
+  // replicas the cluster may promote, connected or not: redis::cluster_view).
+  // Set by redis::Client for the nodes of a deployment it knows is a Cluster.
+  bool cluster_view = false;
 
   bool is_sentinel() const { return !sentinels.empty(); }
+  bool is_cluster() const { return !seeds.empty(); }
   // The same login, db and TLS on another server (a cluster node, a
-  // sentinel, the primary a sentinel named).
+  // sentinel, the primary a sentinel named): no sentinels, no seeds.
   Endpoint at(const HostPort& node) const;
   HostPort host_port() const { return {host, port}; }
 
-  // "redis://user@host:port/db" ("rediss://" with TLS), "unix:///path?db=N" or
-  // "redis-sentinel://user@h1:p1,h2:p2/MASTER/db" ("rediss-sentinel://"),
-  // never the password.
+  // "redis://user@host:port/db" ("rediss://" with TLS), "unix:///path?db=N",
+  // "redis-sentinel://user@h1:p1,h2:p2/MASTER/db" ("rediss-sentinel://") or
+  // "redis-cluster://user@h1:p1,h2:p2" ("rediss-cluster://"), never the password.
   std::string display() const;
 };
 
 inline constexpr std::string_view k_default_url = "redis://127.0.0.1:6379";
 
 // Parses redis://[[user]:password@]host[:port][/db] (IPv6 as [::1]),
-// unix:///path[?db=N] and
+// unix:///path[?db=N],
 // redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/MASTER[/db]
-// (sentinel port 26379 by default; the login and db are the primary's). User
-// and password are percent-decoded. rediss:// and rediss-sentinel:// are the
+// (sentinel port 26379 by default; the login and db are the primary's) and
+// redis-cluster://[[user]:password@]host[:port][,host[:port]...] (the seed
+// nodes of a Redis Cluster, port 6379 by default; a cluster has database 0
+// only, so a path other than "/" or "/0" is refused). User and password are
+// percent-decoded. rediss://, rediss-sentinel:// and rediss-cluster:// are the
 // same with TLS (`tls` set to the default TlsOptions: the caller fills in the
 // --tls-* options; port 6379 and 26379 by default, as redis-cli). Throws
 // UsageError for a malformed URL.
@@ -95,7 +107,8 @@ std::string without_password(std::string_view url);
 // two endpoints with the same key name the same server. The db, user,
 // password and TLS options are left out (`/1` and `/2` of one server are one
 // server), the host is in lower case: "tcp:HOST:PORT", "unix:PATH",
-// "sentinel:MASTER@H1:P1,H2:P2" (sentinels sorted).
+// "sentinel:MASTER@H1:P1,H2:P2" (sentinels sorted), "cluster:H1:P1,H2:P2"
+// (seeds sorted).
 std::string server_key(const Endpoint& endpoint);
 
 // The one name lookup: `host` (a name or a numeric address) and `port` as the
@@ -114,8 +127,10 @@ AddressList resolve_tcp(const std::string& host, int port);
 // (resolve_tcp, as Connection resolves): "IP:PORT" for TCP (every address of
 // the name; numeric, IPv6 as [::1]:PORT); "unix:DEV:INODE" of the socket file
 // (its server_key when it cannot be stat'ed); for a Sentinel URL
-// "sentinel:MASTER@IP:PORT" per sentinel address. A name that does not
-// resolve gives its server_key (it will not be reached either).
+// "sentinel:MASTER@IP:PORT" per sentinel address; for a Cluster URL "IP:PORT"
+// of every seed (a cluster named twice, or beside one of its nodes, shares
+// one). A name that does not resolve gives its server_key (it will not be
+// reached either).
 std::vector<std::string> server_addresses(const Endpoint& endpoint);
 
 // The first two of several servers that share an address (`addresses[i]`: what
@@ -134,8 +149,8 @@ std::optional<SameServer> same_server(const std::vector<std::vector<std::string>
 std::string same_server_message(const Endpoint& first, const Endpoint& second, const std::string& address);
 
 // The URL list to use: the --url flags if any, else RLOCK_URL (comma-separated:
-// a comma starts a new URL only where a scheme follows, so a Sentinel URL's
-// host list stays whole), else REDIS_URL, else the default. `env` looks a variable up (nullptr = unset).
+// a comma starts a new URL only where a scheme follows, so a Sentinel or
+// Cluster URL's host list stays whole), else REDIS_URL, else the default. `env` looks a variable up (nullptr = unset).
 std::vector<std::string> choose_urls(const std::vector<std::string>& flags,
                                      const char* (*env)(const char*));
 

@@ -113,20 +113,28 @@ const char* signal_name(int sig) {
 // What a stop that began at this step says, once the signal is on its way.
 void report(const RunSpec& spec, const StopPlan::Step& step, const LeaseState& lease,
             const std::vector<Process>& signalled) {
+  // What happened to the lock: lost (a renewal proved it), or not confirmed
+  // in time, which with replicas may mean the primary has it and no replica
+  // does (a failover would lose it).
   auto loss = [&](StopPlan::Why why) {
-    return why == StopPlan::Why::lost
-               ? lease.lost_reason
-               : fmt::format("no renewal could be confirmed in time{}",
-                             lease.last_error.empty() ? "" : " (" + lease.last_error + ")");
+    if (why == StopPlan::Why::lost) {
+      return "lock lost: " + lease.lost_reason;
+    }
+    if (lease.last_unsynced) {
+      return fmt::format("no replica confirmed the renewal in time: the lock may still be held on the primary, "
+                         "but a failover would promote a replica without it ({})",
+                         lease.last_error);
+    }
+    return fmt::format("lock lost: no renewal could be confirmed in time{}",
+                       lease.last_error.empty() ? "" : " (" + lease.last_error + ")");
   };
   if (step.loss_ignored != StopPlan::Why::none) {
-    log::warning("{}: lock lost: {}; --on-lost ignore: CMD keeps running unprotected", spec.label,
-                 loss(step.loss_ignored));
+    log::warning("{}: {}; --on-lost ignore: CMD keeps running unprotected", spec.label, loss(step.loss_ignored));
   }
   switch (step.why) {
   case StopPlan::Why::lost:
   case StopPlan::Why::unconfirmed:
-    log::error("{}: lock lost: {}; stopping CMD ({})", spec.label, loss(step.why), signal_name(step.signal));
+    log::error("{}: {}; stopping CMD ({})", spec.label, loss(step.why), signal_name(step.signal));
     break;
   case StopPlan::Why::max_hold:
     log::error("{}: held for --max-hold {}; stopping CMD ({})", spec.label, format_duration(*spec.max_hold),

@@ -89,6 +89,7 @@ void Watchdog::loop() {
     lock.unlock();
     lock::RenewResult result;
     std::string error;
+    bool unsynced = false;
     const lock::LockKeys* failed = &m_locks.front(); // the lock the error or loss is about
     try {
       m_store->refresh(); // Sentinel: renew where the sentinels now say the primary is
@@ -99,6 +100,9 @@ void Watchdog::loop() {
           break;
         }
       }
+    } catch (const RedisError& e) {
+      error = e.what();
+      unsynced = e.kind() == RedisErrorKind::unsynced;
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -113,10 +117,16 @@ void Watchdog::loop() {
       // deadline; it decides when the lease can no longer be trusted.
       bool first = m_state.last_error.empty();
       m_state.last_error = error;
+      m_state.last_unsynced = unsynced;
       next = now + redis::RetryPolicy::renewal_backoff(++failures, interval);
       if (first) {
         lock.unlock(); // never write to stderr while holding what the supervisor reads
-        log::warning("cannot renew {} on {}: {}; retrying", quote(failed->name), m_store->describe(), error);
+        if (unsynced) {
+          log::warning("no replica confirmed the renewal of {} on {}: {}; retrying", quote(failed->name),
+                       m_store->describe(), error);
+        } else {
+          log::warning("cannot renew {} on {}: {}; retrying", quote(failed->name), m_store->describe(), error);
+        }
         lock.lock();
         if (m_stop) {
           return;
@@ -136,6 +146,7 @@ void Watchdog::loop() {
     }
     bool recovered = !m_state.last_error.empty();
     m_state.last_error.clear();
+    m_state.last_unsynced = false;
     failures = 0;
     m_clock.confirmed(sent, now);
     m_state.stop_at = m_clock.stop_at();

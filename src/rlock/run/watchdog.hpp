@@ -47,6 +47,9 @@ struct LeaseState {
   bool lost = false;       // a renewal found the lock gone or someone else's
   std::string lost_reason; // for the error line
   std::string last_error;  // last failed renewal, for the warning
+  // The last failed renewal was applied, but too few replicas acknowledged it
+  // (RedisErrorKind::unsynced): the lock is on the primary, not on a replica.
+  bool last_unsynced = false;
 };
 
 // Renews the lease every TTL/3 from its own thread, on its own connection (a
