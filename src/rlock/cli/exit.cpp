@@ -37,7 +37,7 @@ int exit_code(Outcome outcome, int conflict_exit_code) {
 
 int exit_code(const Error& error, int conflict_exit_code) {
   if (const auto* interrupted = dynamic_cast<const Interrupted*>(&error)) {
-    return 128 + interrupted->exit_signal();
+    return 128 + interrupted->signal();
   }
   return exit_code(error.outcome(), conflict_exit_code);
 }

@@ -20,15 +20,12 @@ bool ends_wait(int sig) {
       return true;
     }
   }
-  return sig == parent_death_signal();
+  return false;
 }
 
 namespace {
 
 std::string interruption(int signal) {
-  if (signal == parent_death_signal()) {
-    return "interrupted: the rlock process that started this one was killed";
-  }
   return fmt::format("interrupted by SIG{}", sigabbrev_np(signal) ? sigabbrev_np(signal) : "?");
 }
 
@@ -37,10 +34,6 @@ std::string interruption(int signal) {
 Interrupted::Interrupted(int signal)
     : Error(Outcome::interrupted, interruption(signal)),
       m_signal(signal) {}
-
-int Interrupted::exit_signal() const {
-  return m_signal == parent_death_signal() ? SIGKILL : m_signal;
-}
 
 SignalFd::SignalFd(std::initializer_list<int> signals) {
   sigemptyset(&m_set);

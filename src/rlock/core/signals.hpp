@@ -7,14 +7,12 @@
 
 namespace rlock {
 
-// A signal that ended a wait: exits 128+N (130 for SIGINT, 143 for SIGTERM;
-// the parent-death signal as SIGKILL), mapped by cli/exit.cpp.
+// A signal that ended a wait: exits 128+N (130 for SIGINT, 143 for SIGTERM),
+// mapped by cli/exit.cpp.
 class Interrupted : public Error {
 public:
   explicit Interrupted(int signal);
   int signal() const { return m_signal; }
-  // The signal it counts as: SIGKILL for parent_death_signal(), else signal().
-  int exit_signal() const;
 
 private:
   int m_signal;
@@ -46,12 +44,12 @@ private:
 inline constexpr std::initializer_list<int> k_forwarded_signals = {SIGINT,  SIGTERM, SIGHUP,
                                                                   SIGQUIT, SIGUSR1, SIGUSR2};
 
-// The signal `run`'s supervising process gets when the rlock process above it
-// dies (PR_SET_PDEATHSIG): SIGRTMIN+1. An Interrupted for it says so.
+// The signal `run`'s guardian gets when rlock, its parent, dies
+// (PR_SET_PDEATHSIG): SIGRTMIN+1 (run/spawn). rlock itself has none: it is the
+// process the caller started.
 int parent_death_signal();
 
-// True for a signal that ends a wait for the lock: a forwarded one, or
-// parent_death_signal().
+// True for a signal that ends a wait for the lock: a forwarded one.
 bool ends_wait(int sig);
 
 } // namespace rlock

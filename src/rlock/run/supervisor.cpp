@@ -226,7 +226,7 @@ int supervise_child(lock::Store* store, const RunSpec& spec, TimePoint acquired_
     ::poll(fds, dog ? 3 : 2, step.wake == TimePoint::max() ? -1 : poll_timeout_ms(step.wake));
 
     while (int sig = signals.take()) {
-      if (sig == SIGCHLD || sig == SIGTTOU || sig == parent_death_signal()) {
+      if (sig == SIGCHLD || sig == SIGTTOU) {
         continue; // reaped below
       }
       if (sig == SIGCONT) {
@@ -350,7 +350,7 @@ SignalFd make_run_signals() {
   ignore_sigpipe();
   // SIGTTOU: handing the terminal to CMD's group and back must not stop us.
   return SignalFd(
-      {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD, SIGCONT, SIGTTOU, parent_death_signal()});
+      {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD, SIGCONT, SIGTTOU});
 }
 
 Guarded prepare_guardian(const RunSpec& spec) {
