@@ -372,3 +372,28 @@ TEST_CASE("history: one NAME, --limit 1 to 10000") {
   usage_error({"history"}, "NAME is required");
   usage_error({"history", "a", "--limit", "0"}, "is not a whole number from 1 to 10000");
 }
+
+TEST_CASE("a bad history setting is a warning and the default, for every subcommand (issue 30)") {
+  for (const char* sub : {"release", "acquire", "status", "check", "history", "force-unlock", "renew"}) {
+    CAPTURE(sub);
+    g_env = {{"RLOCK_HISTORY_MAXLEN", "x"}, {"RLOCK_HISTORY_TTL", "forever"}, {"RLOCK_OWNER", "o"}};
+    std::vector<const char*> args{sub};
+    if (std::string_view(sub) != "status" && std::string_view(sub) != "check") {
+      args.push_back("L");
+    }
+    auto inv = parse(args);
+    CHECK(inv.history.max_len == rlock::lock::HistorySettings{}.max_len);
+    CHECK(inv.history.ttl == rlock::lock::HistorySettings{}.ttl);
+    REQUIRE(inv.warnings.size() == 2);
+    CHECK(inv.warnings[0].find("RLOCK_HISTORY_MAXLEN: \"x\" is not a whole number from 0 to 1000000; using 1000") !=
+          std::string::npos);
+    CHECK(inv.warnings[1].find("RLOCK_HISTORY_TTL") != std::string::npos);
+    CHECK(inv.warnings[1].find("using 30d") != std::string::npos);
+  }
+  g_env = {{"RLOCK_HISTORY_MAXLEN", "0"}, {"RLOCK_HISTORY_TTL", "1h"}};
+  auto inv = parse({"status"});
+  CHECK(inv.history.max_len == 0);
+  CHECK(inv.history.ttl == rlock::Millis(3'600'000));
+  CHECK(inv.warnings.empty());
+  g_env.clear();
+}

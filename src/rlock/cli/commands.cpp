@@ -761,6 +761,9 @@ int main_unflushed(int argc, char** argv) {
     }
     log::g_level = parsed.invocation->global.level;
     conflict_exit_code = parsed.invocation->global.conflict_exit_code;
+    for (const auto& warning : parsed.invocation->warnings) {
+      log::warning("{}", warning);
+    }
     if (parsed.invocation->global.password_in_argv) {
       // As redis-cli -a warns (its --no-auth-warning is our -q): scrubbing argv
       // after start does not cover shell history, audit logs or the moment

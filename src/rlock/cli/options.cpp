@@ -96,20 +96,28 @@ int history_limit(const std::string& text) {
 
 // How the history is kept (lock/history.hpp): RLOCK_HISTORY_MAXLEN (events
 // kept, about; 0: write none) and RLOCK_HISTORY_TTL (its lifetime after the
-// last event, a duration).
-lock::HistorySettings history_settings(const char* (*env)(const char*)) {
+// last event, a duration). History is optional: a bad value is never a usage
+// error (it would stop a release, issue 30); it is said in `warnings` and the
+// default is kept.
+lock::HistorySettings history_settings(const char* (*env)(const char*), std::vector<std::string>& warnings) {
   lock::HistorySettings settings;
   if (const char* max = env("RLOCK_HISTORY_MAXLEN"); max != nullptr && *max != '\0') {
     std::string_view text(max);
     long long value = -1;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (ec != std::errc() || end != text.data() + text.size() || value < 0 || value > 1'000'000) {
-      throw UsageError(fmt::format("RLOCK_HISTORY_MAXLEN: {} is not a whole number from 0 to 1000000", quote(text)));
+      warnings.push_back(fmt::format("RLOCK_HISTORY_MAXLEN: {} is not a whole number from 0 to 1000000; using {}",
+                                     quote(text), settings.max_len));
+    } else {
+      settings.max_len = value;
     }
-    settings.max_len = value;
   }
   if (const char* ttl = env("RLOCK_HISTORY_TTL"); ttl != nullptr && *ttl != '\0') {
-    settings.ttl = parse_duration(ttl, "RLOCK_HISTORY_TTL");
+    try {
+      settings.ttl = parse_duration(ttl, "RLOCK_HISTORY_TTL");
+    } catch (const UsageError& e) {
+      warnings.push_back(fmt::format("{}; using {}", e.what(), format_duration(settings.ttl)));
+    }
   }
   return settings;
 }
@@ -692,7 +700,7 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
     inv.wait = parse_duration(raw.wait, "--wait");
   }
   inv.all = raw.all;
-  inv.history = history_settings(env);
+  inv.history = history_settings(env, inv.warnings);
   inv.utc = raw.utc;
   if (!raw.history_limit.empty()) {
     inv.history_limit = history_limit(raw.history_limit);

@@ -78,6 +78,9 @@ struct Invocation {
   IfUnavailable if_unavailable = IfUnavailable::fail; // run
   std::vector<std::string> child_argv; // run: CMD ARG...
   lock::HistorySettings history;       // RLOCK_HISTORY_MAXLEN, RLOCK_HISTORY_TTL (every subcommand)
+  // Bad settings of optional features (history): said once on stderr, the
+  // default used; never an error (an optional feature never stops a lock).
+  std::vector<std::string> warnings;
   int history_limit = 20;              // history --limit
   bool utc = false;                    // history --utc
 };
