@@ -330,7 +330,7 @@ TEST_CASE("check: thresholds WARN,CRIT, the flags, and what is refused") {
   CHECK(inv.check.ttl_none);
   CHECK(inv.check.done_within == rlock::Millis(26 * 3'600'000));
   CHECK(parse({"check", "--match", "job:*"}).match == "job:*");
-  CHECK(parse({"check", "a", "a"}).names.size() == 2); // reads only, as status
+  CHECK(parse({"check", "a", "a"}).names.size() == 1); // reads only, as status; a name twice is judged once
   usage_error({"check", "a", "--held-longer", "2h,1h"}, "WARN is above CRIT");
   usage_error({"check", "a", "--held-longer", "1h"}, "is not WARN,CRIT");
   usage_error({"check", "a", "--held-longer", "1h,2h,3h"}, "is not WARN,CRIT");
@@ -396,4 +396,11 @@ TEST_CASE("a bad history setting is a warning and the default, for every subcomm
   CHECK(inv.history.ttl == rlock::Millis(3'600'000));
   CHECK(inv.warnings.empty());
   g_env.clear();
+}
+
+TEST_CASE("status and check: a name given twice is shown once (issue 30)") {
+  g_env.clear();
+  CHECK(parse({"status", "rd", "x", "rd", "--format", "openmetrics"}).names == std::vector<std::string>{"rd", "x"});
+  CHECK(parse({"check", "rd", "rd", "--ttl-none"}).names == std::vector<std::string>{"rd"});
+  usage_error({"acquire", "rd", "rd"}, "is named twice");
 }

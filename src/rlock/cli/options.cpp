@@ -660,6 +660,16 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   if (inv.names.size() > static_cast<std::size_t>(k_max_names) && inv.sub->takes_lock_names) {
     throw UsageError(fmt::format("{} names given; at most {} are taken at once", inv.names.size(), k_max_names));
   }
+  if (!inv.sub->takes_lock_names) {
+    // status, check: a name given twice is shown (a series, a perfdata label) once.
+    std::vector<std::string> once;
+    for (const auto& name : inv.names) {
+      if (std::find(once.begin(), once.end(), name) == once.end()) {
+        once.push_back(name);
+      }
+    }
+    inv.names = std::move(once);
+  }
   if (inv.names.size() > 1 && inv.sub->takes_lock_names) {
     auto sorted = inv.names;
     std::sort(sorted.begin(), sorted.end());
