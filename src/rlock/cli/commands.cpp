@@ -102,6 +102,7 @@ namespace {
 // The terminal display while waiting: one line on stderr, rewritten in place.
 class WaitDisplay {
 public:
+  explicit WaitDisplay(lock::Mode asked) : m_asked(asked) {}
   ~WaitDisplay() {
     if (m_shown) {
       log::write("\r\033[K");
@@ -109,11 +110,12 @@ public:
   }
   void operator()(const std::string& name, const lock::Holder& holder, Millis wait_left) {
     log::write(fmt::format("\r\033[Krlock: waiting for {} ({} to go): {}", quote(name),
-                           format_duration(wait_left), holder_phrase(holder)));
+                           format_duration(wait_left), holder_phrase(holder, m_asked)));
     m_shown = true;
   }
 
 private:
+  lock::Mode m_asked;
   bool m_shown = false;
 };
 
@@ -136,7 +138,8 @@ private:
   std::string why =
       inv.wait ? fmt::format("still busy after waiting {}", format_duration(*inv.wait)) : std::string("busy");
   throw Error(Outcome::busy,
-              fmt::format("{}{}: {}", ctx.locks.size() > 1 ? quote(name) + " " : "", why, holder_phrase(holder)));
+              fmt::format("{}{}: {}", ctx.locks.size() > 1 ? quote(name) + " " : "", why,
+                          holder_phrase(holder, inv.mode.mode)));
 }
 
 // Why release or renew did nothing (`layout`: for OwnerCheck::layout).
@@ -150,7 +153,7 @@ std::string not_held_reason(lock::OwnerCheck check, const std::string& detail, l
     return fmt::format("not a lock: the key is a {}{}; left untouched", detail,
                        detail == "string" ? " (a --limit semaphore is released with --limit N)" : "");
   case lock::OwnerCheck::layout:
-    return fmt::format("not held in this mode: it is {}; {}", layout_phrase(layout, detail),
+    return fmt::format("not held in this mode: it is {}; {}", layout_phrase(layout, detail, false),
                        layout == lock::Layout::read        ? "give -s"
                        : layout == lock::Layout::write     ? "give --write"
                        : layout == lock::Layout::semaphore ? "give --limit N"
@@ -170,7 +173,7 @@ lock::NamedBusyCallback wait_display(WaitDisplay& display) {
 // with the terminal display), or ends with the conflict exit code.
 std::vector<lock::AcquireResult> acquire_or_busy(Context& ctx, const lock::AcquireRequest& request,
                                                  SignalFd& signals) {
-  WaitDisplay display;
+  WaitDisplay display(ctx.inv.mode.mode);
   auto taken = lock::acquire_all(*ctx.store, request, ctx.locks, &signals, wait_display(display));
   if (!taken.acquired) {
     busy(ctx, taken);
@@ -593,7 +596,7 @@ int cmd_run(Context& ctx) {
   run::Guarded guardian = run::prepare_guardian(spec); // its exec overlaps the lock request
   run::RunAcquisition acquisition;
   {
-    WaitDisplay display; // cleared before CMD starts
+    WaitDisplay display(inv.mode.mode); // cleared before CMD starts
     acquisition = run::acquire_for_run(*ctx.store, spec, inv.if_unavailable, &signals, wait_display(display));
   }
   switch (acquisition.kind) {

@@ -338,8 +338,13 @@ void undo_if_unsynced(redis::Client& client, const AcquireRequest& request, cons
   if (!result.acquired || required.count <= 0 || acked >= required.count) {
     return;
   }
-  // Undo exactly what this acquisition added (one level), owner-checked.
-  std::string undone = "it was released";
+  // Undo exactly what this acquisition added (one level), owner-checked: a
+  // re-entry's new level only; the levels held before stay.
+  std::string undone = result.reentered
+                           ? fmt::format("only the new level was undone: the lock stays held by --owner {}, "
+                                         "{} level{} as before",
+                                         request.owner, result.count - 1, result.count - 1 == 1 ? "" : "s")
+                           : std::string("it was released");
   try {
     release(client, request.keys, request.mode.mode, request.owner, false, new_op_id());
   } catch (const RedisError& e) {
