@@ -13,6 +13,7 @@
 #include <sys/random.h>
 
 #include <algorithm>
+#include <cctype>
 #include <numeric>
 #include <type_traits>
 
@@ -185,22 +186,6 @@ std::optional<std::string> semaphore_of(const std::string& key) {
     return std::nullopt;
   }
   return name;
-}
-
-// A hash that looks like a lock: owner fields with positive counts, and a lease
-// (Redisson always sets one) or rlock's record; a counter hash without expiry is not.
-bool lock_shaped(const LockState& state) {
-  if (state.layout == Layout::semaphore) {
-    return !state.holders.empty();
-  }
-  if (state.type != "hash" || !state.complete || (state.owners.empty() && !state.record)) {
-    return false;
-  }
-  if (state.ttl.count() < 0 && !state.record) {
-    return false;
-  }
-  return std::all_of(state.owners.begin(), state.owners.end(),
-                     [](const auto& owner) { return owner.second > 0; });
 }
 
 // The release message of the exclusive lock's scripts said again (detail::
@@ -565,6 +550,41 @@ std::vector<LockState> inspect(redis::Client& client, const std::vector<std::str
     start = end;
   }
   return states;
+}
+
+bool redisson_owner_shaped(std::string_view field) {
+  if (field.ends_with(":write")) {
+    field.remove_suffix(6);
+  }
+  // 8-4-4-4-12 hex digits, ':', 1 to 20 digits.
+  constexpr std::size_t k_uuid = 36;
+  if (field.size() < k_uuid + 2 || field.size() > k_uuid + 21 || field[k_uuid] != ':') {
+    return false;
+  }
+  for (std::size_t i = 0; i < k_uuid; ++i) {
+    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? field[i] != '-' : std::isxdigit(static_cast<unsigned char>(field[i])) == 0) {
+      return false;
+    }
+  }
+  return std::all_of(field.begin() + k_uuid + 1, field.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool lock_shaped(const LockState& state) {
+  if (state.layout == Layout::semaphore) {
+    return !state.holders.empty();
+  }
+  if (state.type != "hash" || !state.complete || (state.owners.empty() && !state.record)) {
+    return false;
+  }
+  if (state.ttl.count() < 0 && !state.record &&
+      !std::all_of(state.owners.begin(), state.owners.end(),
+                   [](const auto& owner) { return redisson_owner_shaped(owner.first); })) {
+    return false;
+  }
+  return std::all_of(state.owners.begin(), state.owners.end(),
+                     [](const auto& owner) { return owner.second > 0; });
 }
 
 std::vector<LockState> find_locks(redis::Client& client, const std::string& pattern) {

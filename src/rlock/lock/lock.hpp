@@ -243,10 +243,23 @@ struct LockState {
 std::vector<LockState> inspect(redis::Client& client, const std::vector<std::string>& names);
 
 // The state of every lock-shaped hash whose name matches a glob pattern, sorted
-// by name: owner fields with positive integer counts, and a lease or rlock's
-// record. SCAN runs to its end (cursor 0) on every primary; throws RedisError
-// when it does not end within a safety bound of rounds, never returns a short list.
+// by name (see lock_shaped). SCAN runs to its end (cursor 0) on every primary;
+// throws RedisError when it does not end within a safety bound of rounds, never
+// returns a short list.
 std::vector<LockState> find_locks(redis::Client& client, const std::string& pattern);
+
+// Whether a key found by SCAN is listed as a lock: a semaphore with permits
+// out, or a hash whose owner fields all have positive integer counts and that
+// has a lease or rlock's record, or, without either, whose owner fields all
+// have Redisson's shape (UUID:thread, a writer's UUID:thread:write): a
+// Redisson lock held without an expiry is the very lock `check --ttl-none`
+// looks for; a counter hash without expiry is no lock. Pure.
+bool lock_shaped(const LockState& state);
+
+// Whether an owner field has the shape Redisson (and rlock's own tokens)
+// give: a UUID, ':' and a number (a thread id, a pid), and for a read-write
+// lock's writer ':write' after it. Pure.
+bool redisson_owner_shaped(std::string_view field);
 
 // A fresh random operation id (16 hex digits) for try_acquire/release.
 std::string new_op_id();
