@@ -188,6 +188,7 @@ if kind == 'none' and (head == nil or head == owner) then
     lower_followers(0)
   end
   redis.call('HDEL', waiters, owner)
+  expire_queue(now_ms)
   return take(now_ms)
 end
 
@@ -211,4 +212,5 @@ end
 if join then
   wait_in_queue()
 end
+expire_queue(now_ms)
 return answer

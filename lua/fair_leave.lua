@@ -58,11 +58,13 @@ end
 redis.call('ZREM', timeouts, owner)
 redis.call('HDEL', waiters, owner)
 
+local now_ms = server_ms()
 if position == 1 and redis.call('EXISTS', name) == 0 then
-  local head = live_head(server_ms())
+  local head = live_head(now_ms)
   if head then
     -- Best effort: a publish the user may not send (ACL) does not undo the leave.
     redis.pcall(publish, channel .. ':' .. head, '0')
   end
 end
+expire_queue(now_ms)
 return {position and 1 or 0}

@@ -109,6 +109,43 @@ local function keep_followers(entry, record, lowered)
   record.behind = kept
 end
 
+-- Lets the queue's keys expire once nothing in them can still be waiting
+-- (Redisson never sets an expiry, so a dead waiter's entry stayed for ever):
+-- while every entry is an rlock waiter's, both keys live until the latest
+-- give-up time among them (a record's until_ms, or a score) and 2 s more; a
+-- live waiter pushes that on at each attempt. An entry of Redisson's makes the
+-- keys Redisson's to keep: rlock introduces no expiry then, and one it set
+-- earlier is pushed 30 days out (Redisson's waiters never renew it). Only
+-- rlock's fair scripts call it (they pass rlock_waiters:{NAME}).
+local function expire_queue(now_ms)
+  if not waiters then
+    return
+  end
+  local latest, redisson = now_ms, false
+  for _, entry in ipairs(redis.call('LRANGE', queue, 0, 1023)) do
+    local record = waiter_record(entry)
+    if record then
+      latest = math.max(latest, record.until_ms)
+    else
+      redisson = true
+    end
+    local score = tonumber(redis.call('ZSCORE', timeouts, entry))
+    if score then
+      latest = math.max(latest, score)
+    end
+  end
+  if redisson then
+    if redis.call('PTTL', queue) >= 0 or redis.call('PTTL', timeouts) >= 0 then
+      redis.call('PEXPIRE', queue, 2592000000)
+      redis.call('PEXPIRE', timeouts, 2592000000)
+    end
+    return
+  end
+  local ttl = string.format('%.0f', latest - now_ms + 2000)
+  redis.call('PEXPIRE', queue, ttl)
+  redis.call('PEXPIRE', timeouts, ttl)
+end
+
 -- Drops the `stale` first entries, and gives a live rlock head the score its
 -- record says (a Redisson acquisition may have lowered it), and its Redisson
 -- followers what was taken off with it (keep_followers).

@@ -91,6 +91,32 @@ check "the dead head's entries are gone" \
   bash -c '[ -z "$1" ] && [ -z "$2" ] && [ -z "$3" ]' _ "$(queue K)" "$(score K victim)" "$(waiter_rec K victim)"
 r release K --owner next
 
+# ---- a dead waiter is no waiter (issue 30): once its give-up time has passed it
+# is neither counted nor shown (status, --json, check --waiters, the metric), and
+# the queue keys expire (Redisson's never do)
+r acquire --fair WK --owner holder --ttl 60s
+bg "$TEST_TMP/wk" run --fair -w 30s WK -- true
+WKP=$BG_PID
+check "a run --fair -w 30s waiter queues" wait_until 5 queue_len_is WK 1
+check "the queue keys expire while it waits (PTTL > 0)" \
+  test "$(rcli PTTL 'redisson_lock_queue:{WK}')" -gt 0 -a "$(rcli PTTL 'redisson_lock_timeout:{WK}')" -gt 0
+kill -9 "$WKP"
+t_kill=$(ms)
+r release WK --owner holder
+expect_rc 0 "the holder releases WK (the message goes to the dead waiter)"
+no_waiters() { r --json status WK; [ "$(jget "$OUT" locks.0.waiters)" = "[]" ]; }
+check "within 10s of its death it is no waiter any more (status --json)" wait_until 12 no_waiters
+echo "  the dead waiter stopped counting $(( $(ms) - t_kill ))ms after its death"
+r status WK
+check "status does not show it" eval '! grep -q "waiting" <<<"$OUT$ERR"'
+r check WK --waiters 0,5
+expect_rc 0 "check --waiters 0,5: OK (no ghost waiter)"
+check "... perfdata waiters=0" grep -qF "'WK waiters'=0;0;5;0;" <<<"$OUT"
+r status --format openmetrics WK
+check "the metric says 0 waiters" grep -qxF 'rlock_lock_waiters{name="WK"} 0' <<<"$OUT"
+keys_gone() { [ "$(rcli EXISTS 'redisson_lock_queue:{WK}' 'redisson_lock_timeout:{WK}' 'rlock_waiters:{WK}')" = 0 ]; }
+check "the queue keys have expired (their entries' give-up time and 2s)" wait_until 5 keys_gone
+
 # ---- a waiter that gives up (-w 1s) or gets SIGINT leaves the queue at once
 r acquire --fair G --owner holder --ttl 60s
 bg "$TEST_TMP/g0" acquire --fair G -w 30s --owner early

@@ -90,6 +90,12 @@ LockState decode_state(const std::string& name, const redis::Reply& entry) {
       waiter.gives_up_in = Millis(queue.elements[q + 1].integer);
     }
     waiter.record = record_of(queue.elements[q + 2]);
+    if (waiter.record && waiter.record->until_ms && state.server_now_ms) {
+      waiter.gives_up_in = Millis(*waiter.record->until_ms - *state.server_now_ms);
+    }
+    if (waiter.gives_up_in && waiter.gives_up_in->count() <= 0) {
+      continue; // its give-up time has passed: a ghost, not a waiter
+    }
     if (waiter.record && waiter.record->since_ms && state.server_now_ms) {
       waiter.waited = Millis(std::max(0LL, *state.server_now_ms - *waiter.record->since_ms));
     }
@@ -264,6 +270,10 @@ std::vector<std::string> with_process(std::vector<std::string> args, const Holde
   args.push_back(info.boot_id);
   args.push_back(info.start_ticks ? std::to_string(*info.start_ticks) : std::string());
   return args;
+}
+
+LockState decode_inspected(const std::string& name, const redis::Reply& entry) {
+  return decode_state(name, entry);
 }
 
 redis::EvalReply run_script(redis::Client& client, const redis::RetryScope& scope, const redis::Script& script,

@@ -204,10 +204,15 @@ struct HolderView {
   std::optional<HolderRecord> record; // rlock's record of it, when there is one
 };
 
-// A waiter queued for a fair lock, in queue order.
+// A waiter queued for a fair lock, in queue order. Only live ones: an entry
+// whose give-up time has passed (a waiter that died, or gave up without
+// leaving) is no waiter, and is not listed (issue 30).
 struct WaiterView {
   std::string owner;
-  std::optional<Millis> gives_up_in; // its give-up time in the queue, from now
+  // Its give-up time, from now: rlock's own (until_ms of its record, which
+  // it refreshes while it lives), else the queue's score (Redisson's); none
+  // when it has neither (never stale, as Redisson has it).
+  std::optional<Millis> gives_up_in;
   std::optional<HolderRecord> record; // rlock's record of it (host, pid, command, since_ms)
   std::optional<Millis> waited;       // for how long (server clock), when its record says since when
 };
