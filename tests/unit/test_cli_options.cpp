@@ -1,4 +1,5 @@
 #include <rlock/cli/options.hpp>
+#include <rlock/cli/secrets.hpp>
 #include <rlock/core/errors.hpp>
 #include <rlock/core/version.hpp>
 
@@ -403,4 +404,43 @@ TEST_CASE("status and check: a name given twice is shown once (issue 30)") {
   CHECK(parse({"status", "rd", "x", "rd", "--format", "openmetrics"}).names == std::vector<std::string>{"rd", "x"});
   CHECK(parse({"check", "rd", "rd", "--ttl-none"}).names == std::vector<std::string>{"rd"});
   usage_error({"acquire", "rd", "rd"}, "is named twice");
+}
+
+TEST_CASE("the recorded command line: the program and *** for each argument, unless --record-args (issue 30)") {
+  using rlock::cli::recorded_command_line;
+  std::vector<std::string> backup{"mysqldump", "-pSECRET", "--api-key=k3y", "Authorization: Bearer t0ken", "db"};
+  auto masked = recorded_command_line(backup, false);
+  CHECK(masked == "mysqldump *** *** *** ***");
+  for (const char* secret : {"SECRET", "k3y", "t0ken", "Bearer"}) {
+    CHECK(masked.find(secret) == std::string::npos);
+  }
+  CHECK(recorded_command_line({"./backup.sh"}, false) == "./backup.sh");
+  CHECK(recorded_command_line({}, false).empty());
+  // Asked for: the arguments, still with the known masks (URL passwords, -a, *PASS*=).
+  CHECK(recorded_command_line({"redis-cli", "-a", "pw", "-u", "redis://u:pw2@h"}, true) ==
+        "redis-cli -a *** -u redis://u:***@h");
+  CHECK(recorded_command_line(backup, true) == "mysqldump -pSECRET --api-key=k3y Authorization: Bearer t0ken db");
+  // A program given with a URL password in its path is masked as well.
+  CHECK(recorded_command_line({"redis://u:pw@h/x", "a"}, false) == "redis://u:***@h/x ***");
+  CHECK(recorded_command_line({std::string(300, 'x')}, false) == std::string(200, 'x') + "...");
+}
+
+TEST_CASE("--record-args, else RLOCK_RECORD_ARGS=1; a bad value is a warning and off (issue 30)") {
+  g_env.clear();
+  CHECK_FALSE(parse({"acquire", "L"}).global.record_args);
+  CHECK(parse({"--record-args", "acquire", "L"}).global.record_args);
+  CHECK(parse({"run", "L", "--record-args", "--", "true"}).global.record_args);
+  auto run = parse({"run", "L", "--", "cmd", "--record-args"});
+  CHECK_FALSE(run.global.record_args); // CMD's own flag
+  g_env = {{"RLOCK_RECORD_ARGS", "1"}};
+  CHECK(parse({"acquire", "L"}).global.record_args);
+  g_env = {{"RLOCK_RECORD_ARGS", "0"}};
+  CHECK_FALSE(parse({"acquire", "L"}).global.record_args);
+  CHECK(parse({"--record-args", "acquire", "L"}).global.record_args);
+  g_env = {{"RLOCK_RECORD_ARGS", "yes"}};
+  auto inv = parse({"release", "L", "--owner", "o"});
+  CHECK_FALSE(inv.global.record_args);
+  REQUIRE(inv.warnings.size() == 1);
+  CHECK(inv.warnings[0] == "RLOCK_RECORD_ARGS: \"yes\" is neither 1 nor 0; arguments are not recorded");
+  g_env.clear();
 }

@@ -67,24 +67,17 @@ std::string absolute_path(const std::string& path) {
   return getcwd(cwd, sizeof cwd) != nullptr ? std::string(cwd) + "/" + path : path;
 }
 
-// A command line as the holder record keeps it: passwords redacted, at most
-// k_record_command bytes (then "...").
-constexpr std::size_t k_record_command = 200;
-std::string recorded_command(const std::string& command_line) {
-  std::string text = redact_command_line(command_line);
-  return text.size() > k_record_command ? text.substr(0, k_record_command) + "..." : text;
-}
-
-// The command line of process `pid`, NULs as spaces, for the holder record.
-std::string process_command(pid_t pid) {
+// The command line of process `pid` (its argv from /proc), as recorded:
+// recorded_command_line, arguments only with `with_args`.
+std::string process_command(pid_t pid, bool with_args) {
   std::string text = read_proc(pid, "cmdline", 8192);
-  while (!text.empty() && text.back() == '\0') {
-    text.pop_back();
+  std::vector<std::string> argv;
+  for (std::size_t at = 0; at < text.size();) {
+    auto end = std::min(text.find('\0', at), text.size());
+    argv.push_back(text.substr(at, end - at));
+    at = end + 1;
   }
-  for (auto& c : text) {
-    c = c == '\0' ? ' ' : c;
-  }
-  return recorded_command(text);
+  return recorded_command_line(argv, with_args);
 }
 
 // Who takes a lock, for its record: this host (and boot), process `pid` and
@@ -259,7 +252,7 @@ int per_lock_outcome(const Context& ctx, const std::vector<Result>& results,
 
 int cmd_acquire(Context& ctx) {
   const auto& inv = ctx.inv;
-  auto request = lock_request(ctx, holder_info(getppid(), process_command(getppid())));
+  auto request = lock_request(ctx, holder_info(getppid(), process_command(getppid(), inv.global.record_args)));
   SignalFd signals({SIGINT, SIGTERM, SIGHUP, SIGQUIT});
   std::vector<lock::AcquireResult> results;
   try {
@@ -537,11 +530,7 @@ int cmd_history(Context& ctx) {
 int cmd_run(Context& ctx) {
   const auto& inv = ctx.inv;
   run::RunSpec spec;
-  std::string command;
-  for (const auto& arg : inv.child_argv) {
-    command += (command.empty() ? "" : " ") + arg;
-  }
-  command = recorded_command(command);
+  std::string command = recorded_command_line(inv.child_argv, inv.global.record_args);
   spec.request = lock_request(ctx, {});
   spec.locks = ctx.locks;
   spec.child_argv = inv.child_argv;
@@ -738,7 +727,7 @@ Context make_context(const Invocation& inv, std::string& context) {
 int execute(const Invocation& inv, std::string& context) {
   Context ctx = make_context(inv, context);
   if (!inv.sub->takes_command) { // run names itself (cmd_run)
-    lock::configure_history(inv.history, holder_info(getppid(), process_command(getppid())));
+    lock::configure_history(inv.history, holder_info(getppid(), process_command(getppid(), inv.global.record_args)));
   }
   return inv.sub->handler(ctx);
 }

@@ -46,6 +46,7 @@ struct Raw {
   std::string tls_ca_file, tls_cert, tls_key, tls_server_name;
   bool tls_insecure = false;
   bool json = false;
+  bool record_args = false;
   bool quiet = false;
   bool verbose = false;
   int conflict_exit_code = k_default_conflict_exit_code;
@@ -120,6 +121,23 @@ lock::HistorySettings history_settings(const char* (*env)(const char*), std::vec
     }
   }
   return settings;
+}
+
+// --record-args, else RLOCK_RECORD_ARGS ("1" records them, "0" or "" not): an
+// optional feature's setting, so a bad value is a warning and the default (off).
+bool record_args(bool flag, const char* (*env)(const char*), std::vector<std::string>& warnings) {
+  if (flag) {
+    return true;
+  }
+  const char* value = env("RLOCK_RECORD_ARGS");
+  if (value == nullptr || *value == '\0' || std::string_view(value) == "0") {
+    return false;
+  }
+  if (std::string_view(value) == "1") {
+    return true;
+  }
+  warnings.push_back(fmt::format("RLOCK_RECORD_ARGS: {} is neither 1 nor 0; arguments are not recorded", quote(value)));
+  return false;
 }
 
 // At most this many names in one command (all or none).
@@ -240,6 +258,9 @@ std::unique_ptr<App> make_app() {
   app.add_flag("--tls-insecure", raw.tls_insecure,
                "TLS: do not verify the server's certificate (warns; env RLOCK_TLS_INSECURE=1)");
   app.add_flag("--json", raw.json, "Machine-readable output: one JSON document on stdout");
+  app.add_flag("--record-args", raw.record_args,
+               "Record the command's arguments in the lock's record and history (default: the program "
+               "only, each argument as ***; env RLOCK_RECORD_ARGS=1)");
   app.add_flag("-q,--quiet", raw.quiet, "No warnings or progress on stderr");
   app.add_flag("-v,--verbose", raw.verbose, "Log each Redis request and reply to stderr");
   app.add_option("-E,--conflict-exit-code", raw.conflict_exit_code,
@@ -630,6 +651,7 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   g.connect_timeout = parse_duration(raw.connect_timeout, "--connect-timeout");
   g.io_timeout = parse_duration(raw.io_timeout, "--io-timeout");
   g.json = raw.json;
+  g.record_args = record_args(raw.record_args, env, inv.warnings);
   g.level = raw.quiet ? log::Level::quiet : raw.verbose ? log::Level::verbose : log::Level::normal;
   if (raw.quiet && raw.verbose) {
     throw UsageError("--quiet and --verbose exclude each other");
