@@ -480,6 +480,8 @@ int cmd_doctor(Context& ctx) {
   std::vector<lock::Finding> findings;
   for (auto facts : ctx.store->survey()) {
     facts.replica_sync = describe_sync(ctx.inv.global);
+    facts.history_enabled = ctx.inv.history.max_len > 0;
+    facts.user = redis::parse_url(ctx.inv.global.urls.front()).user;
     auto more = lock::judge_server(facts);
     findings.insert(findings.end(), more.begin(), more.end());
   }
@@ -522,8 +524,12 @@ bool done_in_window(Context& ctx, const run::RunSpec& spec) {
 int cmd_history(Context& ctx) {
   const auto& keys = ctx.locks.front();
   auto history = ctx.store->history(keys, ctx.inv.history_limit);
+  auto acl = lock::history_acl(redis::parse_url(ctx.inv.global.urls.front()).user, keys.log);
+  if (history.access == lock::LogAccess::no_read) {
+    throw Error(Outcome::denied, history_unreadable(keys.log, acl));
+  }
   HistoryView view{ctx.inv.global.json, ctx.inv.utc, static_cast<int>(ctx.inv.global.urls.size())};
-  fmt::print("{}", render_history(keys.name, history, view));
+  fmt::print("{}", render_history(keys.name, history, view, keys.log, acl));
   return 0;
 }
 

@@ -279,11 +279,27 @@ LockState decode_inspected(const std::string& name, const redis::Reply& entry) {
 redis::EvalReply run_script(redis::Client& client, const redis::RetryScope& scope, const redis::Script& script,
                             const std::vector<std::string>& keys, const std::vector<std::string>& args,
                             const redis::SyncReplicas& sync) {
-  redis::EvalReply result;
-  redis::send_with_retries(scope, [&] {
-    result = client.eval(script, keys, args, sync);
-    return result.reply;
-  });
+  auto send = [&](const std::vector<std::string>& k, const std::vector<std::string>& a) {
+    redis::EvalReply result;
+    redis::send_with_retries(scope, [&] {
+      result = client.eval(script, k, a, sync);
+      return result.reply;
+    });
+    return result;
+  };
+  try {
+    return send(keys, args);
+  } catch (const RedisError& e) {
+    if (!denies_a_key(e) || !carries_history(keys, args)) {
+      throw;
+    }
+  }
+  // Refused before the script ran (key patterns are checked first): nothing
+  // was applied. The history key may be the one the user may not use (a
+  // lock-only ACL user from before history): the change goes without it. If
+  // the lock's own keys are refused, this send says so.
+  auto result = send({keys.begin(), keys.end() - 1}, {args.begin(), args.end() - 1});
+  history_refused(client.target().user, keys.back());
   return result;
 }
 
