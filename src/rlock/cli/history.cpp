@@ -55,6 +55,11 @@ std::string unwritable_note(const std::string& name, const lock::History& histor
   }
 }
 
+// A time as a field's value: quoted when it has spaces (local time's).
+std::string quote_if_spaced(const std::string& text) {
+  return text.find(' ') == std::string::npos ? text : "\"" + text + "\"";
+}
+
 std::string history_text(const std::string& name, const lock::History& history, const HistoryView& view,
                          const std::string& log_key, const std::string& acl) {
   std::string out;
@@ -66,6 +71,14 @@ std::string history_text(const std::string& name, const lock::History& history, 
     }
     out += fmt::format("{}  {}", event_time(event.at_ms, view.utc), printable(event.kind));
     for (const auto& [field, value] : event.fields) {
+      // A time (ended_at_ms: server ms) is shown as the event times are:
+      // ended_at=TIME.
+      if (field.ends_with("_at_ms") && !value.empty() && value.size() <= 15 &&
+          value.find_first_not_of("0123456789") == std::string::npos) {
+        out += fmt::format(" {}={}", printable(field.substr(0, field.size() - 3)),
+                           quote_if_spaced(event_time(std::stoll(value), view.utc)));
+        continue;
+      }
       // Quoted when escaping changed it or it has a space, quote or '=': one
       // field's value never reads as the next field.
       auto shown = printable(value);

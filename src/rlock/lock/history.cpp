@@ -23,6 +23,7 @@ struct HistoryConfig {
   HistorySettings settings;
   HolderInfo who;
   TimePoint started = Clock::now();
+  EventFields ending; // ("as", kind), ("why", why) while a HistoryEnding lives
 };
 
 HistoryConfig& history_config() {
@@ -38,6 +39,14 @@ constexpr std::size_t k_event_max_value = 1024;
 // Set once the user was found not to be allowed the history key: history is
 // off for the rest of this process (read by every thread).
 std::atomic<bool> g_history_refused{false};
+
+HistoryEnding::HistoryEnding(std::string kind, std::string why) {
+  history_config().ending = {{"as", std::move(kind)}, {"as_why", why.substr(0, 300)}};
+}
+
+HistoryEnding::~HistoryEnding() {
+  history_config().ending.clear();
+}
 
 void configure_history(const HistorySettings& settings, const HolderInfo& who) {
   auto& c = history_config();
@@ -92,6 +101,10 @@ void with_history(std::vector<std::string>& keys, std::vector<std::string>& args
   auto ctx = nlohmann::json::array({c.settings.max_len, c.settings.ttl.count(), "host", c.who.host, "pid",
                                     std::to_string(c.who.pid), "cmd", c.who.command, "ver", RLOCK_VERSION});
   for (const auto& [field, value] : extras) {
+    ctx.push_back(field);
+    ctx.push_back(value);
+  }
+  for (const auto& [field, value] : c.ending) {
     ctx.push_back(field);
     ctx.push_back(value);
   }

@@ -34,6 +34,20 @@ using EventFields = std::vector<std::pair<std::string, std::string>>;
 // as the record has it). Read by every thread afterwards, never changed then.
 void configure_history(const HistorySettings& settings, const HolderInfo& who);
 
+// While it lives, a run that lost its lock (it exits 76) releases "as lost":
+// every script's history context carries ("as", kind) and ("as_why", why), and a
+// release logs `kind` ("lost", with why) instead of "released" (or, finding the
+// hold gone or another's, adds it after the hold's ending): the history says
+// how the run ended, not that it released normally (issue 30). Set by run/
+// around its one release after a loss, while no other thread sends scripts.
+class HistoryEnding {
+public:
+  HistoryEnding(std::string kind, std::string why);
+  ~HistoryEnding();
+  HistoryEnding(const HistoryEnding&) = delete;
+  HistoryEnding& operator=(const HistoryEnding&) = delete;
+};
+
 // Appends to a script's KEYS and ARGV what lua/lib/history.lua reads: the log
 // key last among the keys, the context last among the arguments (settings,
 // host, pid, cmd, ver, then `extras`). Nothing when history is off.
