@@ -13,17 +13,9 @@ start_redis
 SRC=${RLOCK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 PW=acl-Pw-30
 H="127.0.0.1:$REDIS_PORT"
-line=$(grep -m1 '^ACL SETUSER rlock ' "$SRC/README.md")
-check "the README has the ACL SETUSER line" test -n "$line"
-# setuser USER SED: the README's line for USER, changed by the sed expression
-setuser() {
-  local -a words
-  set -f
-  read -ra words <<<"$(sed "$2" <<<"${line/>CHANGE-ME/>$PW}")"
-  set +f
-  words[2]=$1
-  rcli "${words[@]}"
-}
+. "$(dirname "$0")/acl_helpers.sh"
+check "the README has the ACL SETUSER line" test -n "$ACL_LINE"
+setuser() { readme_setuser "$1" "$2"; } # USER SED: the README's line, changed
 
 # --- a bad setting: warned about, the default used; the lock is taken and released
 r acquire o7 --owner t7

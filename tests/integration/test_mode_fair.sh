@@ -233,6 +233,14 @@ check "R, its queue and records are gone" \
 # acquisition ahead, which takes its wait off every entry, does not make it stale
 J2=8743c9c0-0795-4907-87fd-6c719a6b4586:62
 K2=8743c9c0-0795-4907-87fd-6c719a6b4586:63
+# take_and_unlock NAME THREAD WAIT_MS: the Redisson head takes NAME with a wait of
+# WAIT_MS (taken off every score) and unlocks at once, in one transaction
+take_and_unlock() {
+  printf '%s\n' "MULTI" \
+    "EVALSHA $RACQ 3 $1 redisson_lock_queue:{$1} redisson_lock_timeout:{$1} 30000 $2 $3 $(ms)" \
+    "EVALSHA $(redisson_unlock_args "$1" "$2")" "EXEC" | rcli >"$TEST_TMP/multi.out"
+  check "Redisson's acquire and unlock ran ($(tr '\n' ' ' <"$TEST_TMP/multi.out"))" grep -qx 1 "$TEST_TMP/multi.out"
+}
 r acquire --fair C --owner holder --ttl 60s
 redisson_try C "$J2" 20000 >/dev/null
 bg "$TEST_TMP/c1" run --fair -w 30s C -- sh -c 'echo ran >"$1"' sh "$TEST_TMP/c1.ran"
@@ -248,10 +256,7 @@ r release C --owner holder
 # The Redisson head takes C (its 20s wait off every score) and unlocks at once,
 # in one transaction: rlock's waiter is not stale, so it is the one woken.
 t0=$(ms)
-printf '%s\n' "MULTI" \
-  "EVALSHA $RACQ 3 C redisson_lock_queue:{C} redisson_lock_timeout:{C} 30000 $J2 20000 $t0" \
-  "EVALSHA $(redisson_unlock_args C "$J2")" "EXEC" | rcli >"$TEST_TMP/multi.out"
-check "Redisson's acquire and unlock ran ($(tr '\n' ' ' <"$TEST_TMP/multi.out"))" grep -qx 1 "$TEST_TMP/multi.out"
+take_and_unlock C "$J2" 20000
 check "rlock's waiter takes C" wait_until 5 has_file "$TEST_TMP/c1.ran"
 check "rlock's run exits 0" wait_until 5 bg_done "$TEST_TMP/c1"
 check "rlock's release woke the Redisson waiter" wait_until 3 got_msg "$TEST_TMP/kc.sub" "redisson_lock__channel:{C}:$K2"
@@ -278,11 +283,7 @@ r release D --owner holder
 # below now) and unlocks at once, in one transaction: Redisson's unlock drops
 # rlock's waiter as a stale head and wakes the Redisson waiter behind it.
 t0=$(ms)
-printf '%s\n' "MULTI" \
-  "EVALSHA $RACQ 3 D redisson_lock_queue:{D} redisson_lock_timeout:{D} 30000 $J2 100000 $t0" \
-  "EVALSHA $(redisson_unlock_args D "$J2")" "EXEC" | rcli >"$TEST_TMP/multi.out"
-check "Redisson's acquire and unlock ran ($(tr '\n' ' ' <"$TEST_TMP/multi.out"))" \
-  grep -qx 1 "$TEST_TMP/multi.out"
+take_and_unlock D "$J2" 100000
 check "Redisson's sweep dropped rlock's waiter and woke the one behind" \
   wait_until 3 got_msg "$TEST_TMP/k2.sub" "redisson_lock__channel:{D}:$K2"
 check "rlock's waiter comes back at the head and takes D" wait_until 5 has_file "$TEST_TMP/d1.ran"
