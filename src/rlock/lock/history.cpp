@@ -23,7 +23,7 @@ struct HistoryConfig {
   HistorySettings settings;
   HolderInfo who;
   TimePoint started = Clock::now();
-  EventFields ending; // ("as", kind), ("why", why) while a HistoryEnding lives
+  EventFields ending; // ("as", kind), ("as_why", why) while a HistoryEnding lives
 };
 
 HistoryConfig& history_config() {
@@ -34,11 +34,11 @@ HistoryConfig& history_config() {
 constexpr std::size_t k_event_max_fields = 64;
 constexpr std::size_t k_event_max_value = 1024;
 
-} // namespace
-
 // Set once the user was found not to be allowed the history key: history is
 // off for the rest of this process (read by every thread).
 std::atomic<bool> g_history_refused{false};
+
+} // namespace
 
 HistoryEnding::HistoryEnding(std::string kind, std::string why) {
   history_config().ending = {{"as", std::move(kind)}, {"as_why", why.substr(0, 300)}};
