@@ -33,10 +33,15 @@ if #KEYS > 1 and #ARGV > 0 and string.sub(KEYS[#KEYS], 1, 10) == 'rlock_log:' th
   log_key, log_ctx = KEYS[#KEYS], ARGV[#ARGV]
 end
 
--- The client's context decoded: max length, lifetime, its field pairs (a flat
--- list) and its 'as' (nil: none); nil when there is no log key or the context
--- is not ours.
+-- The client's context decoded (once a script: false when it cannot be):
+-- max length, lifetime, its field pairs (a flat list) and its 'as' (nil:
+-- none); nil when there is no log key or the context is not ours.
+local decoded_context = nil
 local function history_context()
+  if decoded_context ~= nil then
+    return decoded_context or nil
+  end
+  decoded_context = false
   if not log_key then
     return nil
   end
@@ -60,7 +65,8 @@ local function history_context()
       pairs_[#pairs_ + 1] = value
     end
   end
-  return {max = max, ttl = ttl, pairs = pairs_, as = as, as_why = as_why}
+  decoded_context = {max = max, ttl = ttl, pairs = pairs_, as = as, as_why = as_why}
+  return decoded_context
 end
 
 -- Appends the event `kind` of `owner` with `who` (a flat list: field, value,
@@ -200,7 +206,9 @@ local function open_holds(only)
     return holds
   end
   local closed, points = {}, {}
-  local from, budget, page = '+', 64, 4
+  -- First the newest two: an exclusive hold's release and its acquisition,
+  -- the usual case, end the search there.
+  local from, budget, page = '+', 64, 2
   while budget > 0 do
     local entries = redis.pcall('XREVRANGE', log_key, from, '-', 'COUNT', page + (from == '+' and 0 or 1))
     if type(entries) ~= 'table' or entries.err or #entries == 0 then
@@ -232,10 +240,10 @@ local function open_holds(only)
             if at and (not only or who == only) then
               holds[who] = {at = at, fields = f, point = point[1], lease = point[2]}
             end
-            if f.mode ~= 'shared' and f.mode ~= 'limit' then
-              return holds
-            end
           end
+        end
+        if kind == 'acquired' and f.mode ~= 'shared' and f.mode ~= 'limit' then
+          return holds -- an exclusive hold, ended or not: nothing older can still be held
         end
         if budget <= 0 then
           return holds
