@@ -188,7 +188,8 @@ end
 -- The hold's marker, once the hold has ended (its last level released): gone
 -- with it. `raw` is its raw record.
 local function unmark_record(owner, raw)
-  local record = log_key and decode_record(raw)
+  -- (most holds are never renewed: no marker, nothing to decode)
+  local record = log_key and raw and string.find(raw, '"log_mark"', 1, true) and decode_record(raw)
   if record then
     unmark(owner, record.log_mark)
   end
