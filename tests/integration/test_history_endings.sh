@@ -148,8 +148,17 @@ sleep 1.05
 kill -STOP "$BG_PID"; sleep 2; kill -CONT "$BG_PID"
 check "the run ends" wait_until 10 bg_done "$TEST_TMP/l1"
 check "it exits 76 (paused past its lease)" test "$(bg_rc "$TEST_TMP/l1")" = 76
-check "its last event is lost (got: $(kinds e6))" test "$(kinds e6 | awk '{print $NF}')" = lost
-check "... saying why" grep -q . <<<"$(field e6 lost why)"
+# Its lease is known to have ended: no release is sent, and `lost` goes after
+# the fact, once, best effort within 300ms (a loaded machine may miss it: then
+# the next acquisition finds the hold unended and writes `expired` for it).
+if [ "$(kinds e6 | awk '{print $NF}')" = lost ]; then
+  check "its last event is lost (got: $(kinds e6))" true
+  check "... saying why" grep -q . <<<"$(field e6 lost why)"
+else
+  echo "  the best-effort lost event did not get through (got: $(kinds e6)); the next acquisition must end the hold"
+  r acquire e6 --owner t6b
+  check "the next acquisition ends it: expired (got: $(kinds e6))" eval '[[ "$(kinds e6)" == *" expired acquired " ]]'
+fi
 # The release a run sends after a loss: logged as lost (with why), not released
 REL=$(rcli -x SCRIPT LOAD <"$RLOCK_LUA/release.lua")
 r acquire e8 --owner t8 --ttl 30s
