@@ -71,6 +71,12 @@ seen=$(everything wa)
 check "--record-args: the arguments are in the history (token= still masked)" grep -qF -- '-pS3CRET1 --api-key=K3Y2 token=*** Authorization: Bearer B34R3R4' <<<"$seen"
 check "... with -a's value and a URL password still masked" \
   eval 'grep -qF -- "-a *** redis://u:***@h" <<<"$seen" && ! grep -qE "redispw|urlpw" <<<"$seen"'
+for mode in "" --fair -s --write --limit=2; do
+  n=rr${mode//[-=]/}
+  r run $mode "$n" --record-args -- sh -c 'sleep 0.2' sh -pS3CRET1
+  expect_rc 0 "run ${mode:-(plain)} --record-args"
+  check "run ${mode:-(plain)} --record-args: the arguments are recorded" grep -qF -- 'sh -c sleep 0.2 sh -pS3CRET1' <<<"$(everything "$n")"
+done
 RLOCK_RECORD_ARGS=1 r acquire wb --owner tok-b --write
 seen=$(everything wb)
 check "RLOCK_RECORD_ARGS=1 acquire --write: the caller's arguments are recorded" grep -qF 'test_record_args.sh' <<<"$seen"
