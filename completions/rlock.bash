@@ -58,7 +58,7 @@ _rlock() {
 
   local subcommands="acquire release renew status force-unlock run history doctor check"
   local global="-u --url --password-file --connect-timeout --io-timeout --sync-replicas --tls-ca-file
-    --tls-cert --tls-key --tls-server-name --tls-insecure --json -q --quiet -v --verbose
+    --tls-cert --tls-key --tls-server-name --tls-insecure --json --record-args -q --quiet -v --verbose
     -E --conflict-exit-code --version -h --help"
 
   # The subcommand, and whether `--` of `run` comes before the cursor.

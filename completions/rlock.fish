@@ -139,6 +139,8 @@ complete -c rlock -n __rlock_no_subcommand -l tls-server-name -x -a '(__fish_pri
     -d 'TLS: the name the server\'s certificate must carry (and SNI)'
 complete -c rlock -n __rlock_no_subcommand -l tls-insecure -d 'TLS: do not verify the server\'s certificate (warns)'
 complete -c rlock -n __rlock_no_subcommand -l json -d 'Machine-readable output: one JSON document on stdout'
+complete -c rlock -n __rlock_no_subcommand -l record-args \
+    -d 'Record the command\'s arguments (default: the program only, each argument as ***)'
 complete -c rlock -n __rlock_no_subcommand -s q -l quiet -d 'No warnings or progress on stderr'
 complete -c rlock -n __rlock_no_subcommand -s v -l verbose -d 'Log each Redis request and reply to stderr'
 complete -c rlock -n __rlock_no_subcommand -s E -l conflict-exit-code -x \

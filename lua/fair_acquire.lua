@@ -9,20 +9,20 @@
 -- absent and the queue is empty or the owner is its head; the new holder leaves
 -- the queue. rlock adds 'rlock:meta' and a fencing token, as acquire.lua does.
 --
--- rlock's waiters differ from Redisson's in their give-up time: Redisson sets the
--- one of the waiter ahead (or the lock's end) plus the waiter's wait, once; rlock
--- sets now + ARGV[10] (a few seconds) at every attempt, so a waiter that dies stops
--- blocking the queue soon whatever it meant to wait. Each rlock waiter also keeps a
--- record in rlock_waiters:{NAME} (KEYS[6]): owner -> JSON {host, pid, command,
--- since_ms, until_ms}; until_ms is its own give-up time, which Redisson never
--- touches. A Redisson acquisition lowers every score by its wait: rlock's scripts
--- give a live rlock head its score back from until_ms rather than drop it (and
--- the Redisson waiters that queued right behind an rlock waiter, whose times
--- were counted from its score, get back what was taken off with it: see
--- keep_followers in lib/fair_queue.lua; its record keeps their times in
--- 'behind'), and a
--- waiter of this process that finds itself dropped anyway (by Redisson's scripts)
--- goes back where it was: behind the rlock waiters that came before it, ahead of
+-- rlock's waiters keep two give-up times. In the queue (the score Redisson's
+-- scripts judge) the one Redisson gives a waiter in its place, with a wait of
+-- ARGV[10]: the latest of those ahead (or now) plus ARGV[10]
+-- (place_score in lib/fair_queue.lua), set again at every attempt (every
+-- second), so Redisson's acquisitions ahead, which take their own wait off
+-- every entry, do not make a live rlock waiter look stale to Redisson's sweep
+-- (issue 30: a Redisson waiter behind it overtook it). And its own, now +
+-- ARGV[10], in its record in rlock_waiters:{NAME} (KEYS[6]): owner -> JSON
+-- {host, pid, command, since_ms, until_ms}, which Redisson never touches and
+-- rlock's scripts judge it by: a waiter that dies stops counting within
+-- ARGV[10] whatever it meant to wait. rlock's scripts give a live rlock head
+-- its score back from until_ms rather than drop it, and a waiter of this
+-- process that finds itself dropped anyway (by Redisson's scripts) goes back
+-- where it was: behind the rlock waiters that came before it, ahead of
 -- everyone else (only heads are ever dropped).
 --
 -- A request may arrive twice (its reply was lost and the client sent it again):
@@ -44,7 +44,8 @@
 -- ARGV[5] host  ARGV[6] pid  ARGV[7] command  ARGV[8] rlock version (the records)
 -- ARGV[9] '1' a waiter: join the queue when busy (or keep the place and refresh
 --         the give-up time); '0' one attempt only: the queue is left as it is
--- ARGV[10] give-up window in ms: a waiter's give-up time is now + this
+-- ARGV[10] give-up window in ms: a waiter's own give-up time is now + this, and
+--         its wait in Redisson's terms (place_score)
 -- ARGV[11] the host's boot id  ARGV[12] the holder process's start time (clock
 --         ticks after boot), for force-unlock --if-dead (either '' or absent: not recorded)
 -- ARGV[13] '1': the process will renew the hold (rlock run): a re-entry makes
@@ -89,23 +90,6 @@ local now_ms = server_ms()
 
 -- ---- this script's own
 
--- The Redisson waiters right behind a waiter that leaves the queue (up to the next
--- rlock waiter) got, as Redisson gives them, the give-up time of the one ahead plus
--- their wait; an rlock waiter's share in it is its window, taken off again as
--- Redisson's acquisition takes off its own wait. Entries behind the next rlock
--- waiter count from that one's time and keep theirs. `from`: the 0-based index of
--- the first follower once the leaver is gone.
-local function lower_followers(from)
-  for _, entry in ipairs(redis.call('LRANGE', queue, from, -1)) do
-    if waiter_record(entry) then
-      return
-    end
-    if redis.call('ZSCORE', timeouts, entry) then
-      redis.call('ZINCRBY', timeouts, -window, entry)
-    end
-  end
-end
-
 -- rlock waiters that stopped refreshing (killed) are forgotten wherever they are
 -- in the queue, so the queue and `rlock status` show only live ones (at the head
 -- they would be dropped anyway). A record that cannot be read is dropped alone:
@@ -139,7 +123,6 @@ end
 -- Refreshed before anything is dropped, so a score lowered by Redisson cannot
 -- make this live waiter look stale to its own attempt.
 if mine then
-  local had_until = mine.until_ms
   local score = tonumber(redis.call('ZSCORE', timeouts, owner))
   mine.until_ms = now_ms + window
   if not score then
@@ -161,26 +144,23 @@ if mine then
       redis.call('LPUSH', queue, owner)
     end
   end
-  redis.call('ZADD', timeouts, string.format('%.0f', mine.until_ms), owner)
-  -- What a Redisson acquisition or give-up ahead took off this waiter's score it
-  -- took off its Redisson followers' too: theirs back (see keep_followers).
-  keep_followers(owner, mine, (score and score < had_until) and (had_until - score) or 0)
+  redis.call('ZADD', timeouts, string.format('%.0f', place_score(owner, now_ms, window)), owner)
   redis.call('HSET', waiters, owner, encode_waiter(mine))
 end
 forget_lapsed()
 local head, head_record = live_head(now_ms)
 
--- Joins the queue at its end, or keeps the place in it with a new give-up time.
+-- Joins the queue at its end, or keeps the place in it with new give-up times
+-- (its place's, place_score, and its own, until_ms).
 local function wait_in_queue()
   local until_ms = now_ms + window
   local record = mine or { since_ms = now_ms }
   if not redis.call('ZSCORE', timeouts, owner) then
     redis.call('RPUSH', queue, owner)
   end
-  redis.call('ZADD', timeouts, string.format('%.0f', until_ms), owner)
+  redis.call('ZADD', timeouts, string.format('%.0f', place_score(owner, now_ms, window)), owner)
   redis.call('HSET', waiters, owner, encode_waiter({
     host = host, pid = pid, command = command, since_ms = record.since_ms, until_ms = until_ms,
-    behind = record.behind,
   }))
   -- Every record's until_ms is at most now + window: the hash never outlives them.
   redis.call('PEXPIRE', waiters, window)
@@ -192,9 +172,10 @@ if kind == 'none' and (head == nil or head == owner) then
   if head == owner then
     redis.call('LPOP', queue)
     redis.call('ZREM', timeouts, owner)
-    lower_followers(0)
+    lower_redisson_followers(0, window)
   end
   redis.call('HDEL', waiters, owner)
+  expire_queue(now_ms)
   return take(now_ms)
 end
 
@@ -218,4 +199,5 @@ end
 if join then
   wait_in_queue()
 end
+expire_queue(now_ms)
 return answer

@@ -1,8 +1,9 @@
 -- fair_leave.lua: a fair waiter that gives up (its deadline, a signal, an error)
 -- leaves RFairLock's queue at once, as Redisson's acquireFailed does: out of the
 -- queue redisson_lock_queue:{NAME}, its give-up time and rlock's record of it; the
--- Redisson waiters right behind it get its share of their give-up time taken off
--- (see lower_followers in fair_acquire.lua). When it was the head and the lock is
+-- Redisson waiters behind it get its share of their give-up time taken off, as
+-- Redisson's acquireFailed takes the leaver's wait off its followers (see
+-- lower_redisson_followers in lib/fair_queue.lua). When it was the head and the lock is
 -- free, the new live head is woken with '0' on its own channel (Redisson's
 -- acquireFailed wakes nobody: its waiters look again when their wait runs out).
 --
@@ -42,34 +43,21 @@ end
 
 -- ---- this script's own
 
-local entries, position = queue_position(owner)
+local _, position = queue_position(owner)
 if position then
-  -- What was taken off its score ahead of it is not its followers' (keep_followers).
-  local record = waiter_record(owner)
-  if record then
-    local score = tonumber(redis.call('ZSCORE', timeouts, owner))
-    keep_followers(owner, record, (score and score < record.until_ms) and (record.until_ms - score) or 0)
-  end
-  -- Its followers, up to the next rlock waiter, as fair_acquire.lua lowers them.
-  for i = position + 1, #entries do
-    local entry = entries[i]
-    if entry == owner or waiter_record(entry) then
-      break
-    end
-    if redis.call('ZSCORE', timeouts, entry) then
-      redis.call('ZINCRBY', timeouts, -window, entry)
-    end
-  end
   redis.call('LREM', queue, 0, owner)
+  lower_redisson_followers(position - 1, window)
 end
 redis.call('ZREM', timeouts, owner)
 redis.call('HDEL', waiters, owner)
 
+local now_ms = server_ms()
 if position == 1 and redis.call('EXISTS', name) == 0 then
-  local head = live_head(server_ms())
+  local head = live_head(now_ms)
   if head then
     -- Best effort: a publish the user may not send (ACL) does not undo the leave.
     redis.pcall(publish, channel .. ':' .. head, '0')
   end
 end
+expire_queue(now_ms)
 return {position and 1 or 0}

@@ -30,8 +30,8 @@
 -- ARGV[4], ARGV[5] (optional, force-unlock --if-dead; '' for none): an owner token and the
 --         'rlock:meta' record read when the holder was judged gone. The lock is
 --         removed only if it is still that hold: a lock hash (no 'mode') with
---         that owner field and that record (renewed_at_ms aside: a renewal
---         is no new hold); else nothing changes.
+--         that owner field and that record (renewed_at_ms and log_mark aside:
+--         a renewal, and its history marker, is no new hold); else nothing changes.
 -- @deadline ARGV[6]: changes nothing when run after this server time (ms; lib/deadline.lua)
 --
 -- Returns {1, type}   removed a key of that type (or a resend of that removal)
@@ -63,8 +63,10 @@ local kind = redis.call('TYPE', name)['ok']
 if kind == 'none' then
   return {0}
 end
--- Whether two raw records are of one hold: equal, or equal but for
--- renewed_at_ms. Anything that does not decode to the same flat values is not.
+-- Whether two raw records are of one hold: equal, or equal but for what a
+-- renewal changes (renewed_at_ms, and log_mark: the history's marker of the
+-- last renewal). Anything that does not decode to the same flat values is not.
+local renewal_fields = {renewed_at_ms = true, log_mark = true}
 local function same_hold(raw, expected)
   if raw == expected then
     return true
@@ -74,12 +76,12 @@ local function same_hold(raw, expected)
     return false
   end
   for k, v in pairs(a) do
-    if k ~= 'renewed_at_ms' and b[k] ~= v then
+    if not renewal_fields[k] and b[k] ~= v then
       return false
     end
   end
   for k, v in pairs(b) do
-    if k ~= 'renewed_at_ms' and a[k] ~= v then
+    if not renewal_fields[k] and a[k] ~= v then
       return false
     end
   end

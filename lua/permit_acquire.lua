@@ -102,6 +102,7 @@ local now_ms = server_ms()
 
 local resized = false
 if free == nil then
+  log_gone_holds(now_ms) -- the previous holds ended unseen: the history says how
   -- No semaphore: create it with N permits. Permits left in the set without
   -- it (NAME deleted, e.g. by force-unlock) are void: their holders'
   -- renewals already answer "gone" (permit_renew.lua).

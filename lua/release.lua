@@ -72,6 +72,10 @@ end
 
 local count, not_owned = owned_count(name, owner)
 if not count then
+  if not_owned[1] == -1 then
+    log_gone_holds(server_ms()) -- it expired (or went) unseen: the history says how
+  end
+  log_lost_if_asked(owner)
   return not_owned
 end
 
@@ -98,6 +102,9 @@ redis.call('SET', latch, left, 'PX', latch_ms)
 if record then
   local now_ms = server_ms()
   log_event('released', owner, {'held_ms', held_ms(record, now_ms) or -1, 'left', left})
+  if left == 0 then
+    unmark_record(owner, record) -- its last renewal's marker goes with the hold
+  end
 end
 if published and ARGV[5] == '1' then
   return {left, published}

@@ -22,7 +22,9 @@
 --                 nothing changed
 --
 -- A renewal also sets renewed_at_ms (server time) in rlock's record
--- ('rlock:meta'), when there is one: when the holder last renewed.
+-- ('rlock:meta'), when there is one: when the holder last renewed; with the
+-- history, it keeps one 'renewed' event of the hold (lib/history.lua), and a
+-- renewal that finds the lock gone writes the ending the history lacks.
 if redis.replicate_commands then
   redis.replicate_commands() -- Redis 3.2-4: TIME before writes
 end
@@ -46,14 +48,22 @@ end
 
 local count, not_owned = owned_count(name, owner)
 if not count then
+  if not_owned[1] == -1 then
+    log_gone_holds(server_ms()) -- it expired (or went) unseen: the history says how
+  end
   return not_owned
 end
 lease = renewal_lease(lease, name, 'rlock:meta')
-note_renewal(name, 'rlock:meta', server_ms())
 -- A renewal that finds less than a third of the lease left came late (rlock
 -- renews every third of it): logged, for a hold with rlock's record. A resend
 -- finds the lease renewed and logs nothing.
 if log_key and redis.call('HEXISTS', name, 'rlock:meta') == 1 then
   log_if_late(owner, redis.call('PTTL', name), lease)
 end
-return renew_hash(name, tonumber(count) or 1, lease)
+local answer = renew_hash(name, tonumber(count) or 1, lease)
+-- The record's renewed_at_ms, and the history's marker of this hold's last
+-- renewal (its lease end, should it expire unseen).
+note_renewal(name, 'rlock:meta', server_ms(), function(record)
+  mark_renewal(record, owner, answer[2])
+end)
+return answer

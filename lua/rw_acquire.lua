@@ -208,6 +208,9 @@ if kind == 'hash' then
     kind, mode = 'none', false
   end
 end
+if kind == 'none' then
+  log_gone_holds(now_ms) -- the previous holds ended unseen: the history says how
+end
 
 if own_token and kind == 'hash' and redis.call('HEXISTS', name, field) == 1 then
   local count = levels(redis.call('HGET', name, field))

@@ -70,6 +70,10 @@ end
 local field = side == 'write' and owner .. ':write' or owner
 local count, mode, not_owned = held_side(field)
 if not count then
+  if redis.call('EXISTS', name) == 0 then
+    log_gone_holds(server_ms()) -- it expired (or went) unseen: the history says how
+  end
+  log_lost_if_asked(owner)
   return not_owned
 end
 
@@ -80,6 +84,13 @@ local record = log_key and redis.call('HGET', name, side == 'write' and 'rlock:m
 local function log_release()
   if record then
     log_event('released', owner, {'held_ms', held_ms(record, server_ms()) or -1, 'left', left})
+    if left == 0 then
+      unmark_record(owner, record) -- its last renewal's marker goes with the hold
+    end
+  end
+  if redis.call('EXISTS', name) == 0 then
+    -- Deleted: readers whose leases had run out (dead) were still in it.
+    log_gone_holds(server_ms())
   end
 end
 

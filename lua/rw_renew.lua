@@ -62,10 +62,20 @@ local meta_field = side == 'write' and 'rlock:meta' or 'rlock:meta:' .. owner
 
 local count, mode, not_owned = held_side(field)
 if not count then
+  if redis.call('EXISTS', name) == 0 then
+    log_gone_holds(server_ms()) -- it expired (or went) unseen: the history says how
+  end
   return not_owned
 end
 lease = renewal_lease(lease, name, meta_field)
-note_renewal(name, meta_field, server_ms())
+-- The record's renewed_at_ms, and the history's marker of this hold's last
+-- renewal with the lease it now has (lib/history.lua).
+local function noted(answer)
+  note_renewal(name, meta_field, server_ms(), function(record)
+    mark_renewal(record, owner, answer[2])
+  end)
+  return answer
+end
 local held = levels(count)
 -- renewed-late (lib/history.lua): the writer's lease is the hash's, a reader's
 -- its newest level key's.
@@ -74,7 +84,7 @@ if log_key and redis.call('HEXISTS', name, meta_field) == 1 then
 end
 
 if side == 'write' then
-  return renew_hash(name, held, lease)
+  return noted(renew_hash(name, held, lease))
 end
 
 -- side == 'read'
@@ -99,4 +109,4 @@ if longest and longest >= own then
 elseif redis.call('PTTL', name) < own then
   redis.call('PEXPIRE', name, own)
 end
-return {1, own}
+return noted({1, own})

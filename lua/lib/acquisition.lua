@@ -34,7 +34,7 @@ local function applied(code, count, fence, lease_ms)
   if code == 1 then
     log_event('acquired', owner, {'fence', fence, 'lease_ms', lease_ms})
   elseif log_key and not redisson_hold() then
-    log_event('re-entered', owner, {'count', count, 'fence', fence})
+    log_event('re-entered', owner, {'count', count, 'fence', fence, 'lease_ms', lease_ms})
   end
   return {code, count, fence, lease_ms}
 end

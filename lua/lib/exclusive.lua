@@ -16,8 +16,11 @@ end
 
 -- Takes the free lock for the owner: a fresh fencing token, its field (one
 -- level), its record (ARGV[5] .. ARGV[8]: host, pid, command, version) and the
--- lease. Returns the answer {1, 1, fence, lease}.
+-- lease; in the history, first the endings of holds that went unseen
+-- (expired), then 'acquired'. Returns the answer {1, 1, fence, lease}.
 local function take(now_ms)
+  -- The previous holds, if the history has them open, ended unseen (lib/history.lua).
+  log_gone_holds(now_ms)
   local fence = new_fence(now_ms)
   redis.call('HSET', name, owner, 1, 'rlock:meta', holder_record(5, now_ms, lease, fence))
   redis.call('PEXPIRE', name, lease)

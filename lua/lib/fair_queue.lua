@@ -44,15 +44,11 @@ local function survey(now_ms)
   end
 end
 
--- An rlock waiter's record as stored: JSON, without the followers it remembers
--- (see keep_followers) when they would make it too long to be read back.
+-- An rlock waiter's record as stored: JSON (an older rlock's list of followers,
+-- 'behind', is dropped).
 local function encode_waiter(record)
-  local encoded = cjson.encode(record)
-  if #encoded > 7168 then
-    record.behind = nil
-    encoded = cjson.encode(record)
-  end
-  return encoded
+  record.behind = nil
+  return cjson.encode(record)
 end
 
 -- The queue's entries, and where `entry` is among them (nil: not queued).
@@ -66,52 +62,82 @@ local function queue_position(entry)
   return entries, nil
 end
 
--- The Redisson waiters right behind the rlock waiter `entry` (up to the next
--- rlock waiter, at most 16 of them) counted their give-up times from its score
--- (Redisson's join: the score of the last entry plus the joiner's wait). rlock's
--- score is its own (now + its window, refreshed at each attempt) and nothing of
--- the entries ahead of it, so a decrease that an acquisition or a give-up ahead of
--- it made to every score behind (Redisson's scripts take the taker's or leaver's
--- wait off all of them) is not theirs either: rlock takes it off its own score
--- (restored from until_ms), and gives it back to them here. `lowered`: how much
--- its own score was found lowered (0: not). The record remembers the time each
--- follower should have (record.behind), so one whose decrease was not seen on
--- the rlock waiter's score (dropped as a stale head before it could look) gets
--- it back too; an entry never loses time here, only gets it back. Updates
--- record.behind; the caller stores the record. Sending a script twice is
--- harmless: the second time nothing is lowered any more.
-local function keep_followers(entry, record, lowered)
-  local known = type(record.behind) == 'table' and record.behind or {}
-  local kept = {}
-  local entries, at = queue_position(entry)
-  if at then
-    for i = at + 1, math.min(#entries, at + 16) do
-      local e = entries[i]
-      if waiter_record(e) then
-        break
-      end
-      local score = tonumber(redis.call('ZSCORE', timeouts, e))
-      if score then
-        local target = score + lowered
-        local remembered = tonumber(known[e])
-        if remembered and remembered > target then
-          target = remembered
-        end
-        if target > score then
-          redis.call('ZADD', timeouts, string.format('%.0f', target), e)
-        end
-        if #e <= 128 then
-          kept[e] = target
-        end
-      end
+-- The give-up time an rlock waiter's queue entry carries (issue 30): the one
+-- Redisson gives a waiter of `window` in its place (Redisson's join: the
+-- latest give-up time ahead, or the lock's end, plus the waiter's wait), never
+-- less than now_ms + window. Redisson's acquisitions ahead take their wait
+-- off every entry, and each such wait is in the time of the entry that
+-- waits it, so this entry goes stale to Redisson's sweep no sooner than a
+-- Redisson waiter would in its place, and its waiter puts it back every
+-- second. Its own give-up time (until_ms in its record, now + window) is what
+-- rlock's scripts judge it by: a dead waiter stops counting within `window`.
+local function place_score(entry, now_ms, window)
+  local latest = now_ms
+  for _, e in ipairs(redis.call('LRANGE', queue, 0, 1023)) do
+    if e == entry then
+      break
+    end
+    local score = tonumber(redis.call('ZSCORE', timeouts, e))
+    if score and score > latest then
+      latest = score
     end
   end
-  record.behind = kept
+  return latest + window
 end
 
--- Drops the `stale` first entries, and gives a live rlock head the score its
--- record says (a Redisson acquisition may have lowered it), and its Redisson
--- followers what was taken off with it (keep_followers).
+-- What an rlock waiter that leaves the queue (it took the lock, or gave up)
+-- takes off the Redisson waiters behind it, as Redisson's own taker or leaver
+-- takes its wait off them: `window`, its share in their give-up times (they
+-- counted theirs from its, place_score). rlock's waiters set their own.
+-- `from`: the 0-based index of the first of them once the leaver is gone.
+local function lower_redisson_followers(from, window)
+  for _, entry in ipairs(redis.call('LRANGE', queue, from, 1023)) do
+    if not waiter_record(entry) and redis.call('ZSCORE', timeouts, entry) then
+      redis.call('ZINCRBY', timeouts, -window, entry)
+    end
+  end
+end
+
+-- Lets the queue's keys expire once nothing in them can still be waiting
+-- (Redisson never sets an expiry, so a dead waiter's entry stayed for ever):
+-- while every entry is an rlock waiter's, both keys live until the latest
+-- give-up time among them (a record's until_ms, or a score) and 2 s more; a
+-- live waiter pushes that on at each attempt. An entry of Redisson's makes the
+-- keys Redisson's to keep: rlock introduces no expiry then, and one it set
+-- earlier is pushed 30 days out (Redisson's waiters never renew it). Only
+-- rlock's fair scripts call it (they pass rlock_waiters:{NAME}).
+local function expire_queue(now_ms)
+  if not waiters then
+    return
+  end
+  local latest, redisson = now_ms, false
+  for _, entry in ipairs(redis.call('LRANGE', queue, 0, 1023)) do
+    local record = waiter_record(entry)
+    if record then
+      latest = math.max(latest, record.until_ms)
+    else
+      redisson = true
+    end
+    local score = tonumber(redis.call('ZSCORE', timeouts, entry))
+    if score then
+      latest = math.max(latest, score)
+    end
+  end
+  if redisson then
+    if redis.call('PTTL', queue) >= 0 or redis.call('PTTL', timeouts) >= 0 then
+      redis.call('PEXPIRE', queue, 2592000000)
+      redis.call('PEXPIRE', timeouts, 2592000000)
+    end
+    return
+  end
+  local ttl = string.format('%.0f', latest - now_ms + 2000)
+  redis.call('PEXPIRE', queue, ttl)
+  redis.call('PEXPIRE', timeouts, ttl)
+end
+
+-- Drops the `stale` first entries, and gives a live rlock head at least the
+-- score its record says (a Redisson acquisition may have lowered it; a head
+-- has nobody ahead, so its own give-up time is its place's).
 local function settle(head, stale, record)
   for _ = 1, stale do
     local entry = redis.call('LPOP', queue)
@@ -124,10 +150,6 @@ local function settle(head, stale, record)
     local score = tonumber(redis.call('ZSCORE', timeouts, head))
     if not score or score < record.until_ms then
       redis.call('ZADD', timeouts, string.format('%.0f', record.until_ms), head)
-      if score then
-        keep_followers(head, record, record.until_ms - score)
-        redis.call('HSET', waiters, head, encode_waiter(record))
-      end
     end
   end
 end

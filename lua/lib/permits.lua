@@ -5,6 +5,7 @@
 -- (redisson_sc:{NAME}), publish ('PUBLISH' or 'SPUBLISH') and owner.
 -- @include holders.lua
 -- @include record.lua
+-- @include history.lua
 
 -- What NAME is: its type, and its free permits when it is a semaphore (a string
 -- holding an integer); nil for 'none', a lock hash or a foreign key.
@@ -38,10 +39,18 @@ end
 -- first (at most 1000 a call: the rest stay counted as held until a later call,
 -- never the other way round): out of the set and the records, added to NAME,
 -- and the new count published when positive (Redisson's waiters wake on a
--- positive count). Returns the free permits now (`free` when none had ended),
+-- positive count). The history gets the 'expired' of each (its lease end). Returns the free permits now (`free` when none had ended),
 -- and whether the owner's permit was one of them.
 local function give_back_expired(free, now_ms)
-  local expired = redis.call('ZRANGEBYSCORE', timeouts, '-inf', now_ms, 'LIMIT', 0, 1000)
+  local ended = redis.call('ZRANGEBYSCORE', timeouts, '-inf', now_ms, 'WITHSCORES', 'LIMIT', 0, 1000)
+  local expired = {}
+  for i = 1, #ended - 1, 2 do
+    expired[#expired + 1] = ended[i]
+    if i <= 32 then
+      -- The history: its hold expired at its lease end (the first 16 a call).
+      log_permit_expired(ended[i], tonumber(ended[i + 1]), now_ms)
+    end
+  end
   local mine_expired = false
   if #expired > 0 then
     for _, id in ipairs(expired) do

@@ -72,12 +72,16 @@ end
 
 -- Notes a renewal in the holder record, field `field` of the hash `key`: its
 -- renewed_at_ms becomes now_ms (server time), written back in the same script
--- as the renewal (no extra round trip). A record that is absent, not a JSON
+-- as the renewal (no extra round trip); `also(record)`, when given, changes it
+-- too (the history's renewal marker). A record that is absent, not a JSON
 -- object, over 8 KiB or that cannot be written back is left as it is
 -- (Redisson's holds have none).
-local function note_renewal(key, field, now_ms)
+local function note_renewal(key, field, now_ms, also)
   update_record(key, field, function(record)
     record.renewed_at_ms = now_ms
+    if also then
+      also(record)
+    end
   end)
 end
 

@@ -9,19 +9,12 @@ SRC=${RLOCK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 PW=acl-Pw-7c41e
 H="127.0.0.1:$REDIS_PORT"
 
-line=$(grep -m1 '^ACL SETUSER rlock ' "$SRC/README.md")
+. "$(dirname "$0")/acl_helpers.sh"
+line=$ACL_LINE
 check "the README has the ACL SETUSER line" test -n "$line"
 
 # setuser USER [EXTRA RULE...]: the README's line for USER, its password set to $PW
-setuser() {
-  local user=$1; shift
-  local -a words
-  set -f
-  read -ra words <<<"${line/>CHANGE-ME/>$PW}"
-  set +f
-  words[2]=$user
-  rcli "${words[@]}" "$@"
-}
+setuser() { readme_setuser "$1" '' "${@:2}"; }
 check "the README's line is accepted by Redis" test "$(setuser rlock)" = OK
 check "the man page has the same line" eval 'sed "s/\\\\-/-/g" "$SRC/man/rlock.1" | grep -qxF -- "$line"'
 

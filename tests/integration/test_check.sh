@@ -79,6 +79,20 @@ held_since fresh $(( 3 * H ))
 r check foreign fresh --held-longer 1h,2h
 expect_rc 2 "... but a CRITICAL one beside it wins (CRITICAL over UNKNOWN)"
 rcli DEL foreign >/dev/null
+# A Redisson lock held without an expiry, no rlock record (issue 30): the
+# listing finds what the named check finds; a counter hash without one is no lock.
+rcli HSET tn2 5d1e7a3c-0b7e-4a47-9b7f-1f0c2a9e8d11:1 1 >/dev/null
+rcli HSET tn2w mode write 5d1e7a3c-0b7e-4a47-9b7f-1f0c2a9e8d11:7:write 1 >/dev/null
+rcli HSET counter apples 3 >/dev/null
+r check tn2 --ttl-none
+expect_rc 2 "named: a Redisson-shaped hash without expiry is CRITICAL"
+r check --ttl-none
+expect_rc 2 "listed (no names): the same lock is CRITICAL, not 'no locks found'"
+check "... names tn2 and tn2w (a Redisson writer)" eval 'grep -q "\"tn2\": held without an expiry" <<<"$OUT" && grep -q "\"tn2w\": held without an expiry" <<<"$OUT"'
+check "... not the counter hash" eval '! grep -q counter <<<"$OUT"'
+r status
+check "status lists it too" grep -q '^tn2 ' <<<"$OUT"
+rcli DEL tn2 tn2w counter >/dev/null
 # A semaphore's key never expires by design: each permit has its own lease.
 r acquire --limit 2 sem --ttl 60s
 r check sem --ttl-none

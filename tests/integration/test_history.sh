@@ -140,8 +140,10 @@ for mode in -s --write --limit=2; do
   r renew "$name" $mode --owner tok-l --ttl 4s
   r renew "$name" $mode --owner tok-l --ttl 4s
   r history "$name"
+  want="acquired renewed-late renewed " # the hold's last renewal, kept as its marker (issue 30)
+  [ "$mode" = --limit=2 ] && want="acquired renewed-late " # a permit's lease end is in its set
   check "renew $mode late, then on time: one renewed-late (got: $(kinds_of))" \
-    test "$(kinds_of)" = "acquired renewed-late "
+    test "$(kinds_of)" = "$want"
   r release "$name" $mode --owner tok-l
 done
 
@@ -189,7 +191,7 @@ rcli EVALSHA "$RENEW" 2 $N "rlock_log:{$N}" tok-8 30000 "$CTX" >/dev/null
 rcli PEXPIRE $N 1000 >/dev/null
 rcli EVALSHA "$RENEW" 2 $N "rlock_log:{$N}" tok-8 30000 "$CTX" >/dev/null
 rcli EVALSHA "$RENEW" 2 $N "rlock_log:{$N}" tok-8 30000 "$CTX" >/dev/null
-check "a late renewal sent twice: one renewed-late" test "$(ev_kinds $N)" = "acquired renewed-late "
+check "a late renewal sent twice: one renewed-late, one marker of the last renewal" test "$(ev_kinds $N)" = "acquired renewed-late renewed "
 rkeys=(7 $N "redisson_lock__channel:{$N}" "redisson_unlock_latch:{$N}:op3" "redisson_lock_queue:{$N}" "redisson_lock_timeout:{$N}" "rlock_waiters:{$N}" "rlock_log:{$N}")
 rcli EVALSHA "$REL" "${rkeys[@]}" tok-8 0 PUBLISH 24000 1 "$CTX" >/dev/null
 rcli EVALSHA "$REL" "${rkeys[@]}" tok-8 0 PUBLISH 24000 1 "$CTX" >/dev/null
@@ -235,7 +237,7 @@ for i in $(seq 1 300); do echo "EVALSHA $ACQ 7 h11 redisson_lock_token:{h11} rlo
 len=$(xlen 'rlock_log:{h11}')
 check "MAXLEN ~ caps the stream (300 events, max 5: $len kept)" test "$len" -lt 300
 RLOCK_HISTORY_MAXLEN=x "$RLOCK" history h1 >/dev/null 2>&1
-check "a bad RLOCK_HISTORY_MAXLEN is a usage error" test $? = 64
+check "a bad RLOCK_HISTORY_MAXLEN is a warning, not an error (test_history_optional)" test $? = 0
 
 # --- Cluster: the log key is in NAME's slot (CLUSTER KEYSLOT), and the events
 # are written and read through a real 3-primary cluster (each routed by its slot)

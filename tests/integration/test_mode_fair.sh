@@ -40,9 +40,9 @@ lines = [l for l in open(sys.argv[1]).read().split("\n") if l]
 assert len(lines) == 5, lines
 for raw in lines:
     d = json.loads(raw)
-    assert d["host"] and d["pid"] > 0 and d["command"].startswith("sh -c "), d
+    assert d["host"] and d["pid"] > 0 and d["command"].startswith("sh ***"), d
     assert isinstance(d["since_ms"], int) and d["until_ms"] > d["since_ms"], d' "$TEST_TMP/records"
-check "a give-up time is at most 8s ahead of the server clock" python3 -c '
+check "an own give-up time is at most 8s ahead of the server clock" python3 -c '
 import json,sys
 now = int(sys.argv[2]) * 1000 + int(sys.argv[3]) // 1000
 for raw in [l for l in open(sys.argv[1]).read().split("\n") if l]:
@@ -90,6 +90,32 @@ check "the dead head stops blocking within 10s: its give-up time is ${given_up}m
 check "the dead head's entries are gone" \
   bash -c '[ -z "$1" ] && [ -z "$2" ] && [ -z "$3" ]' _ "$(queue K)" "$(score K victim)" "$(waiter_rec K victim)"
 r release K --owner next
+
+# ---- a dead waiter is no waiter (issue 30): once its give-up time has passed it
+# is neither counted nor shown (status, --json, check --waiters, the metric), and
+# the queue keys expire (Redisson's never do)
+r acquire --fair WK --owner holder --ttl 60s
+bg "$TEST_TMP/wk" run --fair -w 30s WK -- true
+WKP=$BG_PID
+check "a run --fair -w 30s waiter queues" wait_until 5 queue_len_is WK 1
+check "the queue keys expire while it waits (PTTL > 0)" \
+  test "$(rcli PTTL 'redisson_lock_queue:{WK}')" -gt 0 -a "$(rcli PTTL 'redisson_lock_timeout:{WK}')" -gt 0
+kill -9 "$WKP"
+t_kill=$(ms)
+r release WK --owner holder
+expect_rc 0 "the holder releases WK (the message goes to the dead waiter)"
+no_waiters() { r --json status WK; [ "$(jget "$OUT" locks.0.waiters)" = "[]" ]; }
+check "within 10s of its death it is no waiter any more (status --json)" wait_until 12 no_waiters
+echo "  the dead waiter stopped counting $(( $(ms) - t_kill ))ms after its death"
+r status WK
+check "status does not show it" eval '! grep -q "waiting" <<<"$OUT$ERR"'
+r check WK --waiters 0,5
+expect_rc 0 "check --waiters 0,5: OK (no ghost waiter)"
+check "... perfdata waiters=0" grep -qF "'WK waiters'=0;0;5;0;" <<<"$OUT"
+r status --format openmetrics WK
+check "the metric says 0 waiters" grep -qxF 'rlock_lock_waiters{name="WK"} 0' <<<"$OUT"
+keys_gone() { [ "$(rcli EXISTS 'redisson_lock_queue:{WK}' 'redisson_lock_timeout:{WK}' 'rlock_waiters:{WK}')" = 0 ]; }
+check "the queue keys have expired (their entries' give-up time and 2s)" wait_until 5 keys_gone
 
 # ---- a waiter that gives up (-w 1s) or gets SIGINT leaves the queue at once
 r acquire --fair G --owner holder --ttl 60s
@@ -202,9 +228,47 @@ check "exit 0 ($(bg_rc "$TEST_TMP/r1"))" test "$(bg_rc "$TEST_TMP/r1")" = 0
 check "R, its queue and records are gone" \
   test "$(rcli EXISTS R 'redisson_lock_queue:{R}' 'redisson_lock_timeout:{R}' 'rlock_waiters:{R}')" = 0
 
-# ---- Redisson's score decrements: an rlock head dropped by Redisson's sweep goes back to the head
+# ---- Redisson's score decrements (issue 30): rlock's waiter's give-up time in the
+# queue is the one Redisson gives its place (the one ahead's + 8s), so a Redisson
+# acquisition ahead, which takes its wait off every entry, does not make it stale
 J2=8743c9c0-0795-4907-87fd-6c719a6b4586:62
 K2=8743c9c0-0795-4907-87fd-6c719a6b4586:63
+# take_and_unlock NAME THREAD WAIT_MS: the Redisson head takes NAME with a wait of
+# WAIT_MS (taken off every score) and unlocks at once, in one transaction
+take_and_unlock() {
+  printf '%s\n' "MULTI" \
+    "EVALSHA $RACQ 3 $1 redisson_lock_queue:{$1} redisson_lock_timeout:{$1} 30000 $2 $3 $(ms)" \
+    "EVALSHA $(redisson_unlock_args "$1" "$2")" "EXEC" | rcli >"$TEST_TMP/multi.out"
+  check "Redisson's acquire and unlock ran ($(tr '\n' ' ' <"$TEST_TMP/multi.out"))" grep -qx 1 "$TEST_TMP/multi.out"
+}
+r acquire --fair C --owner holder --ttl 60s
+redisson_try C "$J2" 20000 >/dev/null
+bg "$TEST_TMP/c1" run --fair -w 30s C -- sh -c 'echo ran >"$1"' sh "$TEST_TMP/c1.ran"
+check "rlock's waiter queues behind a Redisson waiter (wait 20s)" wait_until 5 queue_len_is C 2
+rl_c=$(queue C | awk '{print $2}')
+sj=$(score C "$J2"); sr=$(score C "$rl_c")
+check "its give-up time in the queue is the one ahead's + 8s ($sj + 8000 = $sr)" test "$sr" = $(( sj + 8000 ))
+redisson_try C "$K2" 60000 >/dev/null
+check "a Redisson waiter (wait 60s) queues behind it" queue_is C "$J2 $rl_c $K2 "
+check "... its give-up time counted from rlock's, as Redisson counts it" test "$(score C "$K2")" = $(( sr + 60000 ))
+subscribe "redisson_lock__channel:{C}:$K2" "$TEST_TMP/kc.sub"
+r release C --owner holder
+# The Redisson head takes C (its 20s wait off every score) and unlocks at once,
+# in one transaction: rlock's waiter is not stale, so it is the one woken.
+t0=$(ms)
+take_and_unlock C "$J2" 20000
+check "rlock's waiter takes C" wait_until 5 has_file "$TEST_TMP/c1.ran"
+check "rlock's run exits 0" wait_until 5 bg_done "$TEST_TMP/c1"
+check "rlock's release woke the Redisson waiter" wait_until 3 got_msg "$TEST_TMP/kc.sub" "redisson_lock__channel:{C}:$K2"
+sleep 0.2
+check "... once: Redisson's unlock before it did not (rlock's waiter was not dropped as stale)" \
+  test "$(grep -c '^message$' "$TEST_TMP/kc.sub")" = 1
+check "... which takes C" test -z "$(redisson_try C "$K2" 60000)"
+redisson_unlock C "$K2" >/dev/null
+
+# ---- past what Redisson would give its place (an acquisition ahead lowering every
+# score by more than the time ahead of it): an rlock head dropped by Redisson's
+# sweep goes back to the head at its next attempt
 r acquire --fair D --owner holder --ttl 60s
 redisson_try D "$J2" 5000 >/dev/null
 BG_ENV=(RLOCK_OWNER=rl-d) # run takes its owner token from the environment
@@ -215,15 +279,11 @@ redisson_try D "$K2" 60000 >/dev/null
 check "a second Redisson waiter (wait 60s) queues behind rlock's" queue_is D "$J2 rl-d $K2 "
 subscribe "redisson_lock__channel:{D}:$K2" "$TEST_TMP/k2.sub"
 r release D --owner holder
-# The Redisson head takes D with a 20s wait (every score lowered by 20s: rlock's
+# The Redisson head takes D with a 100s wait (every score lowered by 100s: rlock's
 # below now) and unlocks at once, in one transaction: Redisson's unlock drops
 # rlock's waiter as a stale head and wakes the Redisson waiter behind it.
 t0=$(ms)
-printf '%s\n' "MULTI" \
-  "EVALSHA $RACQ 3 D redisson_lock_queue:{D} redisson_lock_timeout:{D} 30000 $J2 20000 $t0" \
-  "EVALSHA $(redisson_unlock_args D "$J2")" "EXEC" | rcli >"$TEST_TMP/multi.out"
-check "Redisson's acquire and unlock ran ($(tr '\n' ' ' <"$TEST_TMP/multi.out"))" \
-  grep -qx 1 "$TEST_TMP/multi.out"
+take_and_unlock D "$J2" 100000
 check "Redisson's sweep dropped rlock's waiter and woke the one behind" \
   wait_until 3 got_msg "$TEST_TMP/k2.sub" "redisson_lock__channel:{D}:$K2"
 check "rlock's waiter comes back at the head and takes D" wait_until 5 has_file "$TEST_TMP/d1.ran"
@@ -235,7 +295,8 @@ check "rlock's release woke the Redisson head" wait_until 3 got_msg "$TEST_TMP/k
 check "the Redisson waiter takes D" test -z "$(redisson_try D "$K2" 60000)"
 redisson_unlock D "$K2" >/dev/null
 
-# ---- rlock's acquisition lowers only the Redisson waiters that queued right behind it
+# ---- rlock's acquisition takes its window off the Redisson waiters behind it, as
+# Redisson's own takes its wait off every waiter (their times counted from its)
 r acquire --fair L --owner holder --ttl 60s
 bg "$TEST_TMP/l1" acquire --fair L -w 30s --owner rl-a
 check "rlock waiter A queues" wait_until 5 queue_is L "rl-a "
@@ -248,7 +309,7 @@ sj=$(score L "$J"); sk=$(score L "$K2")
 r release L --owner holder
 check "A takes L" wait_until 3 bg_done "$TEST_TMP/l1"
 check "J (right behind A) lost A's window, 8000ms ($sj -> $(score L "$J"))" test "$(( sj - $(score L "$J") ))" = 8000
-check "K (behind rlock waiter B) kept its score ($sk)" test "$(score L "$K2")" = "$sk"
+check "K (behind rlock waiter B) lost it too ($sk -> $(score L "$K2"))" test "$(( sk - $(score L "$K2") ))" = 8000
 check "the queue is J, B, K" queue_is L "$J rl-b $K2 "
 redisson_give_up L "$J" 5000
 check "J gives up (Redisson's acquireFailed); B is the head" queue_is L "rl-b $K2 "

@@ -141,6 +141,10 @@ check "re-entry: count 2, same fence, lease not shortened" \
 r acquire -s WR --owner other -n
 expect_rc 75 "-s by another owner while written: busy"
 check "the busy message says it is held for writing" grep -q 'for writing' <<<"$ERR"
+check "... without telling a reader to take it with --write (issue 30)" eval '! grep -q "take it with" <<<"$ERR"'
+r acquire WR --owner other -n
+expect_rc 75 "a plain acquire while written: busy"
+check "... a plain lock is told which flag takes it" grep -q 'for writing (Redisson RReadWriteLock; take it with --write)' <<<"$ERR"
 r acquire -s WR --owner w --json
 expect_rc 0 "the writer takes the read side too (downgrade, as Redisson allows)"
 check "downgrade: a new fence for the read hold" test "$(jget "$OUT" fence)" -gt "$fence1"

@@ -40,7 +40,11 @@ sh -c "\"\$0\" -u 'redis://:$SECRET@$H' acquire PWACQ --ttl 30s >/dev/null; : RL
 rcli HGET PWACQ rlock:meta >"$TEST_TMP/meta2"
 echo "  recorded: $(cat "$TEST_TMP/meta2")"
 check "the holder record of acquire (its parent's command line) holds no password" no_secret_in "$TEST_TMP/meta2"
-check "... it still names the command, redacted" grep -qF 'RLOCK_PASSWORD=***' "$TEST_TMP/meta2"
+check "... it names the program, its arguments as *** (issue 30)" grep -qF '"command":"sh *** ***' "$TEST_TMP/meta2"
+sh -c "\"\$0\" --record-args -u 'redis://:$SECRET@$H' acquire PWACQ2 --ttl 30s >/dev/null; : RLOCK_PASSWORD=$SECRET redis-cli -a $SECRET" "$RLOCK"
+rcli HGET PWACQ2 rlock:meta >"$TEST_TMP/meta3"
+check "--record-args: the arguments, and still no password" no_secret_in "$TEST_TMP/meta3"
+check "... it names the command, redacted" grep -qF 'RLOCK_PASSWORD=***' "$TEST_TMP/meta3"
 RLOCK_PASSWORD=$SECRET r -u "redis://$H" status PWACQ
 check "status text shows no password" no_secret_in <(printf '%s\n%s\n' "$OUT" "$ERR")
 RLOCK_PASSWORD=$SECRET r -u "redis://$H" --json status

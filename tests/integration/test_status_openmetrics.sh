@@ -56,11 +56,32 @@ r status --format openmetrics
 expect_rc 0 "status with hostile names"
 printf '%s\n' "$OUT" >"$M"
 check "promtool accepts hostile names" promcheck "$M"
-check "quote, backslash, newline escaped; invalid UTF-8 as U+FFFD; no expiry is +Inf" \
-  has "rlock_lock_ttl_seconds{name=\"q\\\"uo\\\\te\\nnl"$'\xef\xbf\xbd'"\"} +Inf"
+check "quote and newline escaped; a backslash doubled, then escaped; a byte that is not UTF-8 as \\xff; no expiry is +Inf" \
+  has 'rlock_lock_ttl_seconds{name="q\"uo\\\\te\nnl\\xff"} +Inf'
 check "the 4 KB name whole" grep -qF "rlock_lock_held{name=\"$BIG\"} 1" "$M"
 r status "$NASTY" --format openmetrics
 check "a named hostile lock too (promtool)" eval 'printf "%s\n" "$OUT" >"$M" && promcheck "$M"'
+
+# --- distinct names, distinct series (issue 30): node_exporter reads a file
+# with a series twice as an error; invalid UTF-8 used to become U+FFFD for all
+for n in $'x\xff' $'x\xfe' $'x\xef\xbf\xbd' 'x\xff'; do
+  rcli HSET "$n" "8743c9c0-0795-4907-87fd-6c719a6b4586:1" 1 >/dev/null
+  rcli PEXPIRE "$n" 60000 >/dev/null
+done
+r status --format openmetrics $'x\xff' $'x\xfe' $'x\xef\xbf\xbd' 'x\xff' $'x\xff'
+expect_rc 0 "four lookalike names (one given twice)"
+held=$(grep '^rlock_lock_held{' <<<"$OUT")
+check "four series of rlock_lock_held, no two alike (got: $(tr '\n' ' ' <<<"$held"))" \
+  test "$(wc -l <<<"$held")" = 4 -a "$(sort -u <<<"$held" | wc -l)" = 4
+check "U+FFFD is itself" has "rlock_lock_held{name=\"x"$'\xef\xbf\xbd'"\"} 1"
+check "the byte 0xff is the text \\xff" has 'rlock_lock_held{name="x\\xff"} 1'
+check "the name x\\xff (a backslash) has its backslash doubled" has 'rlock_lock_held{name="x\\\\xff"} 1'
+check "no series twice in any family" test -z "$(grep -v '^#' <<<"$OUT" | sed 's/ [^ ]*$//' | sort | uniq -d)"
+printf '%s\n' "$OUT" >"$M"
+check "promtool accepts them" promcheck "$M"
+r status --format openmetrics rd rd
+check "a free name given twice: one series" test "$(grep -c '^rlock_lock_held{name="rd"}' <<<"$OUT")" = 1
+for n in $'x\xff' $'x\xfe' $'x\xef\xbf\xbd' 'x\xff'; do rcli DEL "$n" >/dev/null; done
 
 # --- --output FILE: atomic
 D=$TEST_TMP/textfile
@@ -93,9 +114,17 @@ expect_rc 69 "Redis unreachable: 69"
 check "the old file is kept" test "$(md5sum <"$D/rlock.prom")" = "$before"
 # A directory that cannot hold the temp file, even for root: a path under a file.
 r status --format openmetrics --output "$D/rlock.prom/x.prom"
-expect_rc 70 "a directory that is a file: 70"
+expect_rc 64 "a directory that is a file: the user's path, 64 (not 70)"
 check "names the file" grep -qF -- "--output \"$D/rlock.prom/x.prom\"" <<<"$ERR"
+check "says why" grep -qF "\"$D/rlock.prom\" is not a directory" <<<"$ERR"
 check "the file in the way is untouched" test "$(md5sum <"$D/rlock.prom")" = "$before"
+r status --format openmetrics --output "$D/missing/x.prom"
+expect_rc 64 "into a directory that does not exist: 64"
+check "... says so" grep -qF "the directory \"$D/missing\" does not exist" <<<"$ERR"
+r status --format openmetrics --output "$D"
+expect_rc 64 "onto a directory: 64"
+check "... says so" grep -qF "is a directory; give the name of the file to write" <<<"$ERR"
+check "... one error line each" one_err_line
 r status --json --output "$D/s.json"
 expect_rc 0 "--json --output"
 check "the file is status --json" is_json "$(cat "$D/s.json")"

@@ -107,6 +107,8 @@ expect_rc 0 "acquire Z (no --sync-replicas)"
 r acquire Z --owner zz --sync-replicas 1/200ms
 expect_rc 69 "re-entering Z with --sync-replicas 1/200ms"
 check "Z is still held by zz, one level (count $(rcli HGET Z zz))" test "$(rcli HGET Z zz)" = 1
+check "the message says only the new level was undone, not that it was released (issue 30)" \
+  eval 'grep -q "only the new level was undone: the lock stays held by --owner zz, 1 level as before" <<<"$ERR" && ! grep -q "it was released" <<<"$ERR"'
 r release Z --owner zz
 expect_rc 0 "release Z"
 check "Z is gone" key_gone Z

@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
+
 #include <string>
 
 using rlock::Millis;
@@ -238,7 +240,7 @@ TEST_CASE("openmetrics: HELP and TYPE, samples per lock, escaped labels, # EOF")
   CHECK(text.find("rlock_lock_held{name=\"nightly\"} 0\n") != std::string::npos);
   CHECK(text.find("rlock_lock_held_seconds{name=\"job\"} 90.000\n") != std::string::npos);
   CHECK(text.find("rlock_lock_ttl_seconds{name=\"job\"} 30.000\n") != std::string::npos);
-  CHECK(text.find("rlock_lock_ttl_seconds{name=\"q\\\"\\\\\\nx\xEF\xBF\xBD\"} +Inf\n") != std::string::npos);
+  CHECK(text.find(R"(rlock_lock_ttl_seconds{name="q\"\\\\\nx\\xff"} +Inf)" "\n") != std::string::npos);
   CHECK(text.find("rlock_lock_waiters{name=\"job\"} 2\n") != std::string::npos);
   CHECK(text.find("rlock_lock_renewed_age_seconds{name=\"job\"} 4.000\n") != std::string::npos);
   CHECK(text.find("rlock_job_last_done_timestamp_seconds{name=\"nightly\"} 1795478400.123\n") !=
@@ -247,7 +249,30 @@ TEST_CASE("openmetrics: HELP and TYPE, samples per lock, escaped labels, # EOF")
                   "pid=\"42\"") != std::string::npos);
   CHECK(text.find("rlock_lock_info{name=\"nightly\"") == std::string::npos);
   CHECK(text.ends_with("\n# EOF\n"));
-  CHECK(rlock::cli::metric_label_value("a\"b\\c\nd") == "a\\\"b\\\\c\\nd");
+  CHECK(rlock::cli::metric_label_value("a\"b\\c\nd") == R"(a\"b\\\\c\nd)");
+}
+
+TEST_CASE("metric labels: distinct names give distinct labels; a name given twice is one series (issue 30)") {
+  using rlock::cli::metric_label_value;
+  // Not UTF-8: the byte as the text \xNN, a backslash doubled (so no name spells it); U+FFFD is itself.
+  CHECK(metric_label_value("x\xff") == R"(x\\xff)");
+  CHECK(metric_label_value("x\\xff") == R"(x\\\\xff)");
+  CHECK(metric_label_value("x\xEF\xBF\xBD") == "x\xEF\xBF\xBD");
+  std::set<std::string> labels;
+  for (std::string name : {"x\xff", "x\xfe", "x\xEF\xBF\xBD", "x\\xff", "x\\\\xff", "x", "x\\"}) {
+    CAPTURE(name);
+    CHECK(labels.insert(metric_label_value(name)).second);
+  }
+  LockState a;
+  a.name = "rd";
+  a.type = "none";
+  auto text = rlock::cli::openmetrics_text({a, a});
+  std::size_t count = 0;
+  for (auto at = text.find(R"(rlock_lock_held{name="rd"})"); at != std::string::npos;
+       at = text.find(R"(rlock_lock_held{name="rd"})", at + 1)) {
+    ++count;
+  }
+  CHECK(count == 1);
 }
 
 TEST_CASE("check --ttl-none: a semaphore's key has no expiry by design; its permits' leases count") {

@@ -1,4 +1,5 @@
 #include <rlock/cli/options.hpp>
+#include <rlock/cli/secrets.hpp>
 #include <rlock/core/errors.hpp>
 #include <rlock/core/version.hpp>
 
@@ -330,7 +331,7 @@ TEST_CASE("check: thresholds WARN,CRIT, the flags, and what is refused") {
   CHECK(inv.check.ttl_none);
   CHECK(inv.check.done_within == rlock::Millis(26 * 3'600'000));
   CHECK(parse({"check", "--match", "job:*"}).match == "job:*");
-  CHECK(parse({"check", "a", "a"}).names.size() == 2); // reads only, as status
+  CHECK(parse({"check", "a", "a"}).names.size() == 1); // reads only, as status; a name twice is judged once
   usage_error({"check", "a", "--held-longer", "2h,1h"}, "WARN is above CRIT");
   usage_error({"check", "a", "--held-longer", "1h"}, "is not WARN,CRIT");
   usage_error({"check", "a", "--held-longer", "1h,2h,3h"}, "is not WARN,CRIT");
@@ -371,4 +372,75 @@ TEST_CASE("history: one NAME, --limit 1 to 10000") {
   usage_error({"history", "a", "b"}, "The following argument was not expected: b");
   usage_error({"history"}, "NAME is required");
   usage_error({"history", "a", "--limit", "0"}, "is not a whole number from 1 to 10000");
+}
+
+TEST_CASE("a bad history setting is a warning and the default, for every subcommand (issue 30)") {
+  for (const char* sub : {"release", "acquire", "status", "check", "history", "force-unlock", "renew"}) {
+    CAPTURE(sub);
+    g_env = {{"RLOCK_HISTORY_MAXLEN", "x"}, {"RLOCK_HISTORY_TTL", "forever"}, {"RLOCK_OWNER", "o"}};
+    std::vector<const char*> args{sub};
+    if (std::string_view(sub) != "status" && std::string_view(sub) != "check") {
+      args.push_back("L");
+    }
+    auto inv = parse(args);
+    CHECK(inv.history.max_len == rlock::lock::HistorySettings{}.max_len);
+    CHECK(inv.history.ttl == rlock::lock::HistorySettings{}.ttl);
+    REQUIRE(inv.warnings.size() == 2);
+    CHECK(inv.warnings[0].find("RLOCK_HISTORY_MAXLEN: \"x\" is not a whole number from 0 to 1000000; using 1000") !=
+          std::string::npos);
+    CHECK(inv.warnings[1].find("RLOCK_HISTORY_TTL") != std::string::npos);
+    CHECK(inv.warnings[1].find("using 30d") != std::string::npos);
+  }
+  g_env = {{"RLOCK_HISTORY_MAXLEN", "0"}, {"RLOCK_HISTORY_TTL", "1h"}};
+  auto inv = parse({"status"});
+  CHECK(inv.history.max_len == 0);
+  CHECK(inv.history.ttl == rlock::Millis(3'600'000));
+  CHECK(inv.warnings.empty());
+  g_env.clear();
+}
+
+TEST_CASE("status and check: a name given twice is shown once (issue 30)") {
+  g_env.clear();
+  CHECK(parse({"status", "rd", "x", "rd", "--format", "openmetrics"}).names == std::vector<std::string>{"rd", "x"});
+  CHECK(parse({"check", "rd", "rd", "--ttl-none"}).names == std::vector<std::string>{"rd"});
+  usage_error({"acquire", "rd", "rd"}, "is named twice");
+}
+
+TEST_CASE("the recorded command line: the program and *** for each argument, unless --record-args (issue 30)") {
+  using rlock::cli::recorded_command_line;
+  std::vector<std::string> backup{"mysqldump", "-pSECRET", "--api-key=k3y", "Authorization: Bearer t0ken", "db"};
+  auto masked = recorded_command_line(backup, false);
+  CHECK(masked == "mysqldump *** *** *** ***");
+  for (const char* secret : {"SECRET", "k3y", "t0ken", "Bearer"}) {
+    CHECK(masked.find(secret) == std::string::npos);
+  }
+  CHECK(recorded_command_line({"./backup.sh"}, false) == "./backup.sh");
+  CHECK(recorded_command_line({}, false).empty());
+  // Asked for: the arguments, still with the known masks (URL passwords, -a, *PASS*=).
+  CHECK(recorded_command_line({"redis-cli", "-a", "pw", "-u", "redis://u:pw2@h"}, true) ==
+        "redis-cli -a *** -u redis://u:***@h");
+  CHECK(recorded_command_line(backup, true) == "mysqldump -pSECRET --api-key=k3y Authorization: Bearer t0ken db");
+  // A program given with a URL password in its path is masked as well.
+  CHECK(recorded_command_line({"redis://u:pw@h/x", "a"}, false) == "redis://u:***@h/x ***");
+  CHECK(recorded_command_line({std::string(300, 'x')}, false) == std::string(200, 'x') + "...");
+}
+
+TEST_CASE("--record-args, else RLOCK_RECORD_ARGS=1; a bad value is a warning and off (issue 30)") {
+  g_env.clear();
+  CHECK_FALSE(parse({"acquire", "L"}).global.record_args);
+  CHECK(parse({"--record-args", "acquire", "L"}).global.record_args);
+  CHECK(parse({"run", "L", "--record-args", "--", "true"}).global.record_args);
+  auto run = parse({"run", "L", "--", "cmd", "--record-args"});
+  CHECK_FALSE(run.global.record_args); // CMD's own flag
+  g_env = {{"RLOCK_RECORD_ARGS", "1"}};
+  CHECK(parse({"acquire", "L"}).global.record_args);
+  g_env = {{"RLOCK_RECORD_ARGS", "0"}};
+  CHECK_FALSE(parse({"acquire", "L"}).global.record_args);
+  CHECK(parse({"--record-args", "acquire", "L"}).global.record_args);
+  g_env = {{"RLOCK_RECORD_ARGS", "yes"}};
+  auto inv = parse({"release", "L", "--owner", "o"});
+  CHECK_FALSE(inv.global.record_args);
+  REQUIRE(inv.warnings.size() == 1);
+  CHECK(inv.warnings[0] == "RLOCK_RECORD_ARGS: \"yes\" is neither 1 nor 0; arguments are not recorded");
+  g_env.clear();
 }

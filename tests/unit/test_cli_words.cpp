@@ -7,6 +7,7 @@
 
 #include "replies.hpp"
 
+using rlock::Millis;
 using rlock::lock::Layout;
 using rlock::test::array;
 using rlock::test::integer;
@@ -76,4 +77,31 @@ TEST_CASE("decode_acquire is pure: it needs no connection and undoes nothing") {
       rlock::TimePoint{});
   CHECK(rw.holder.layout == Layout::write);
   CHECK_FALSE(rw.holder.queue_turn);
+}
+
+TEST_CASE("a fair waiter whose give-up time has passed is no waiter: not counted, not shown (issue 30)") {
+  using rlock::test::array;
+  using rlock::test::integer;
+  using rlock::test::str;
+  const long long now = 1'800'000'000'000;
+  auto record = [](long long until) { return str(R"({"host":"h","pid":7,"since_ms":1,"until_ms":)" + std::to_string(until) + "}"); };
+  // {type, pttl, fields, complete, queue, readers, permits, now, done}
+  auto entry = array({str("none"), integer(-2), array({}), integer(1),
+                      array({str("dead-rlock"), integer(20'000), record(now - 7585), // its own give-up passed
+                             str("live-rlock"), integer(-3000), record(now + 5000),  // score lowered by Redisson; alive
+                             str("dead-redisson"), integer(-1), str(""),              // Redisson's, score passed
+                             str("live-redisson"), integer(4000), str(""),
+                             str("no-score"), rlock::redis::Reply{}, str("")}),      // never stale (Redisson's rule)
+                      array({}), array({}), integer(now), array({})});
+  auto state = rlock::lock::detail::decode_inspected("wk", entry);
+  REQUIRE(state.waiters.size() == 3);
+  CHECK(state.waiters[0].owner == "live-rlock");
+  CHECK(state.waiters[0].gives_up_in == Millis(5000));
+  CHECK(state.waiters[1].owner == "live-redisson");
+  CHECK(state.waiters[1].gives_up_in == Millis(4000));
+  CHECK(state.waiters[2].owner == "no-score");
+  CHECK_FALSE(state.waiters[2].gives_up_in);
+  entry.elements[4] = array({str("dead-rlock"), integer(20'000), record(now - 1)});
+  state = rlock::lock::detail::decode_inspected("wk", entry);
+  CHECK(state.waiters.empty());
 }

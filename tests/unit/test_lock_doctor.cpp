@@ -242,3 +242,33 @@ TEST_CASE("doctor: a replica the cluster lists but the primary does not see is u
     }));
   }
 }
+
+TEST_CASE("doctor: a history this user may not write is a warning naming the key and the ACL, never unsafe (issue 30)") {
+  using rlock::lock::LogAccess;
+  using rlock::lock::Verdict;
+  auto facts = healthy();
+  facts.user = "rlock";
+  facts.history_checked = 2;
+  facts.history_problems = {{"rlock_log:{lock:a}", LogAccess::no_read}};
+  auto findings = judge_server(facts);
+  const auto& h = about(findings, "history");
+  CHECK(h.verdict == Verdict::warning);
+  CHECK(h.setting == "1 of 2 rlock locks held now");
+  CHECK(h.why.find("rlock_log:{lock:a} (no permission)") != std::string::npos);
+  CHECK(h.why.find("ACL SETUSER rlock ~rlock_log:{lock:a}") != std::string::npos);
+  CHECK_FALSE(any_unsafe(findings));
+
+  facts.history_problems = {{"rlock_log:{x*}", LogAccess::no_write}};
+  CHECK(about(judge_server(facts), "history").why.find(R"(ACL SETUSER rlock ~rlock_log:{x[*]} +xadd)") !=
+        std::string::npos);
+  facts.history_problems = {{"rlock_log:{s}", LogAccess::not_stream}};
+  CHECK(about(judge_server(facts), "history").why.find("not a stream") != std::string::npos);
+
+  facts.history_problems.clear();
+  CHECK(about(judge_server(facts), "history").verdict == Verdict::ok);
+  CHECK(about(judge_server(facts), "history").why == "this user may write their history");
+  facts.history_checked = 0;
+  CHECK(about(judge_server(facts), "history").verdict == Verdict::ok);
+  facts.history_enabled = false;
+  CHECK(about(judge_server(facts), "history").setting == "RLOCK_HISTORY_MAXLEN=0");
+}

@@ -105,3 +105,25 @@ TEST_CASE("render_history: escapes values, says Redisson, JSON has a schema") {
   view.json = true;
   CHECK(rlock::cli::render_history("n", h, view).find("\"schema\":1") != std::string::npos);
 }
+
+TEST_CASE("decode_history: whether the history key can be written, so an empty history is never misread (issue 30)") {
+  using rlock::lock::LogAccess;
+  auto with = [](rlock::redis::Reply log_type, long long writable) {
+    return rlock::lock::decode_history(
+        array({array({}), str("hash"), integer(0), std::move(log_type), integer(writable), integer(1)}));
+  };
+  CHECK(with(str("stream"), 1).access == LogAccess::writable);
+  CHECK(with(str("none"), 1).access == LogAccess::writable);
+  CHECK(with(str("none"), -1).access == LogAccess::unknown); // before Redis 7.0: cannot tell
+  CHECK(with(str("stream"), 0).access == LogAccess::no_write);
+  auto string_key = with(str("string"), 1);
+  CHECK(string_key.access == LogAccess::not_stream);
+  CHECK(string_key.log_type == "string");
+  CHECK(with(rlock::redis::Reply{}, -1).access == LogAccess::no_read); // the key was not given: refused
+  CHECK(with(str("stream"), 1).ours);
+  // An older script's answer (three elements): nothing said, nothing assumed.
+  CHECK(rlock::lock::decode_history(array({array({}), str("none"), integer(0)})).access == LogAccess::unknown);
+  // A Redlock: the least access any master gives.
+  auto merged = rlock::lock::merge_majority({with(str("stream"), 1), with(str("string"), 1)}, 2, 20);
+  CHECK(merged.access == LogAccess::not_stream);
+}

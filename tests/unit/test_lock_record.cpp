@@ -1,3 +1,4 @@
+#include <rlock/lock/lock.hpp>
 #include <rlock/lock/record.hpp>
 
 #include <doctest/doctest.h>
@@ -89,4 +90,29 @@ TEST_CASE("record: the holder's boot id and start time are read when they have t
   r = parse_holder_record(R"({"start_ticks":0})");
   CHECK(r.start_ticks == 0);
   CHECK(r.readable());
+}
+
+TEST_CASE("a hash found by SCAN is a lock when it is lock-shaped; a Redisson hold without expiry is one (issue 30)") {
+  using rlock::lock::lock_shaped;
+  using rlock::lock::redisson_owner_shaped;
+  CHECK(redisson_owner_shaped("5d1e7a3c-0b7e-4a47-9b7f-1f0c2a9e8d11:1"));
+  CHECK(redisson_owner_shaped("5D1E7A3C-0B7E-4A47-9B7F-1F0C2A9E8D11:123456789:write"));
+  CHECK_FALSE(redisson_owner_shaped("5d1e7a3c-0b7e-4a47-9b7f-1f0c2a9e8d11:"));
+  CHECK_FALSE(redisson_owner_shaped("5d1e7a3c-0b7e-4a47-9b7f-1f0c2a9e8d11:x"));
+  CHECK_FALSE(redisson_owner_shaped("5d1e7a3c-0b7e-4a47-9b7f-1f0c2a9e8d1z:1"));
+  CHECK_FALSE(redisson_owner_shaped("5d1e7a3c0b7e-4a47-9b7f-1f0c2a9e8d11-:1"));
+  CHECK_FALSE(redisson_owner_shaped("apples"));
+  rlock::lock::LockState state;
+  state.name = "tn2";
+  state.type = "hash";
+  state.complete = true;
+  state.ttl = rlock::Millis(-1);
+  state.owners = {{"5d1e7a3c-0b7e-4a47-9b7f-1f0c2a9e8d11:1", 1}};
+  CHECK(lock_shaped(state)); // Redisson's, without expiry: the lock --ttl-none is for
+  state.owners = {{"apples", 3}};
+  CHECK_FALSE(lock_shaped(state)); // a counter without expiry
+  state.ttl = rlock::Millis(5000);
+  CHECK(lock_shaped(state)); // with a lease, any owner field
+  state.owners = {{"apples", 0}};
+  CHECK_FALSE(lock_shaped(state)); // a count of 0 is no hold
 }

@@ -107,3 +107,15 @@ TEST_CASE("owner tokens look like Redisson's uuid:thread fields and differ") {
   CHECK(a[36] == ':');
   CHECK(a[14] == '4');
 }
+
+TEST_CASE("denies_a_key: a key the user may not use, not a command it may not run (issue 30)") {
+  using rlock::error_from_reply;
+  CHECK(rlock::denies_a_key(
+      error_from_reply("NOPERM this user has no permissions to access one of the keys used as arguments")));
+  CHECK(rlock::denies_a_key(error_from_reply("NOPERM No permissions to access a key")));
+  CHECK(rlock::denies_a_key(error_from_reply(
+      "ERR The user executing the script can't access at least one of the keys mentioned in the command "
+      "arguments script: b466, on @user_script:1.")));
+  CHECK_FALSE(rlock::denies_a_key(error_from_reply("NOPERM this user has no permissions to run the 'xadd' command")));
+  CHECK_FALSE(rlock::denies_a_key(error_from_reply("ERR access one of the keys"))); // not a denial
+}

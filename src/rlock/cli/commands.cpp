@@ -67,24 +67,17 @@ std::string absolute_path(const std::string& path) {
   return getcwd(cwd, sizeof cwd) != nullptr ? std::string(cwd) + "/" + path : path;
 }
 
-// A command line as the holder record keeps it: passwords redacted, at most
-// k_record_command bytes (then "...").
-constexpr std::size_t k_record_command = 200;
-std::string recorded_command(const std::string& command_line) {
-  std::string text = redact_command_line(command_line);
-  return text.size() > k_record_command ? text.substr(0, k_record_command) + "..." : text;
-}
-
-// The command line of process `pid`, NULs as spaces, for the holder record.
-std::string process_command(pid_t pid) {
+// The command line of process `pid` (its argv from /proc), as recorded:
+// recorded_command_line, arguments only with `with_args`.
+std::string process_command(pid_t pid, bool with_args) {
   std::string text = read_proc(pid, "cmdline", 8192);
-  while (!text.empty() && text.back() == '\0') {
-    text.pop_back();
+  std::vector<std::string> argv;
+  for (std::size_t at = 0; at < text.size();) {
+    auto end = std::min(text.find('\0', at), text.size());
+    argv.push_back(text.substr(at, end - at));
+    at = end + 1;
   }
-  for (auto& c : text) {
-    c = c == '\0' ? ' ' : c;
-  }
-  return recorded_command(text);
+  return recorded_command_line(argv, with_args);
 }
 
 // Who takes a lock, for its record: this host (and boot), process `pid` and
@@ -102,6 +95,7 @@ namespace {
 // The terminal display while waiting: one line on stderr, rewritten in place.
 class WaitDisplay {
 public:
+  explicit WaitDisplay(lock::Mode asked) : m_asked(asked) {}
   ~WaitDisplay() {
     if (m_shown) {
       log::write("\r\033[K");
@@ -109,11 +103,12 @@ public:
   }
   void operator()(const std::string& name, const lock::Holder& holder, Millis wait_left) {
     log::write(fmt::format("\r\033[Krlock: waiting for {} ({} to go): {}", quote(name),
-                           format_duration(wait_left), holder_phrase(holder)));
+                           format_duration(wait_left), holder_phrase(holder, m_asked)));
     m_shown = true;
   }
 
 private:
+  lock::Mode m_asked;
   bool m_shown = false;
 };
 
@@ -136,7 +131,8 @@ private:
   std::string why =
       inv.wait ? fmt::format("still busy after waiting {}", format_duration(*inv.wait)) : std::string("busy");
   throw Error(Outcome::busy,
-              fmt::format("{}{}: {}", ctx.locks.size() > 1 ? quote(name) + " " : "", why, holder_phrase(holder)));
+              fmt::format("{}{}: {}", ctx.locks.size() > 1 ? quote(name) + " " : "", why,
+                          holder_phrase(holder, inv.mode.mode)));
 }
 
 // Why release or renew did nothing (`layout`: for OwnerCheck::layout).
@@ -150,7 +146,7 @@ std::string not_held_reason(lock::OwnerCheck check, const std::string& detail, l
     return fmt::format("not a lock: the key is a {}{}; left untouched", detail,
                        detail == "string" ? " (a --limit semaphore is released with --limit N)" : "");
   case lock::OwnerCheck::layout:
-    return fmt::format("not held in this mode: it is {}; {}", layout_phrase(layout, detail),
+    return fmt::format("not held in this mode: it is {}; {}", layout_phrase(layout, detail, false),
                        layout == lock::Layout::read        ? "give -s"
                        : layout == lock::Layout::write     ? "give --write"
                        : layout == lock::Layout::semaphore ? "give --limit N"
@@ -170,7 +166,7 @@ lock::NamedBusyCallback wait_display(WaitDisplay& display) {
 // with the terminal display), or ends with the conflict exit code.
 std::vector<lock::AcquireResult> acquire_or_busy(Context& ctx, const lock::AcquireRequest& request,
                                                  SignalFd& signals) {
-  WaitDisplay display;
+  WaitDisplay display(ctx.inv.mode.mode);
   auto taken = lock::acquire_all(*ctx.store, request, ctx.locks, &signals, wait_display(display));
   if (!taken.acquired) {
     busy(ctx, taken);
@@ -256,7 +252,7 @@ int per_lock_outcome(const Context& ctx, const std::vector<Result>& results,
 
 int cmd_acquire(Context& ctx) {
   const auto& inv = ctx.inv;
-  auto request = lock_request(ctx, holder_info(getppid(), process_command(getppid())));
+  auto request = lock_request(ctx, holder_info(getppid(), process_command(getppid(), inv.global.record_args)));
   SignalFd signals({SIGINT, SIGTERM, SIGHUP, SIGQUIT});
   std::vector<lock::AcquireResult> results;
   try {
@@ -486,6 +482,8 @@ int cmd_doctor(Context& ctx) {
   std::vector<lock::Finding> findings;
   for (auto facts : ctx.store->survey()) {
     facts.replica_sync = describe_sync(ctx.inv.global);
+    facts.history_enabled = ctx.inv.history.max_len > 0;
+    facts.user = redis::parse_url(ctx.inv.global.urls.front()).user;
     auto more = lock::judge_server(facts);
     findings.insert(findings.end(), more.begin(), more.end());
   }
@@ -528,19 +526,19 @@ bool done_in_window(Context& ctx, const run::RunSpec& spec) {
 int cmd_history(Context& ctx) {
   const auto& keys = ctx.locks.front();
   auto history = ctx.store->history(keys, ctx.inv.history_limit);
+  auto acl = lock::history_acl(redis::parse_url(ctx.inv.global.urls.front()).user, keys.log);
+  if (history.access == lock::LogAccess::no_read) {
+    throw Error(Outcome::denied, history_unreadable(keys.log, acl));
+  }
   HistoryView view{ctx.inv.global.json, ctx.inv.utc, static_cast<int>(ctx.inv.global.urls.size())};
-  fmt::print("{}", render_history(keys.name, history, view));
+  fmt::print("{}", render_history(keys.name, history, view, keys.log, acl));
   return 0;
 }
 
 int cmd_run(Context& ctx) {
   const auto& inv = ctx.inv;
   run::RunSpec spec;
-  std::string command;
-  for (const auto& arg : inv.child_argv) {
-    command += (command.empty() ? "" : " ") + arg;
-  }
-  command = recorded_command(command);
+  std::string command = recorded_command_line(inv.child_argv, inv.global.record_args);
   spec.request = lock_request(ctx, {});
   spec.locks = ctx.locks;
   spec.child_argv = inv.child_argv;
@@ -595,7 +593,7 @@ int cmd_run(Context& ctx) {
   run::Guarded guardian = run::prepare_guardian(spec); // its exec overlaps the lock request
   run::RunAcquisition acquisition;
   {
-    WaitDisplay display; // cleared before CMD starts
+    WaitDisplay display(inv.mode.mode); // cleared before CMD starts
     acquisition = run::acquire_for_run(*ctx.store, spec, inv.if_unavailable, &signals, wait_display(display));
   }
   switch (acquisition.kind) {
@@ -737,7 +735,7 @@ Context make_context(const Invocation& inv, std::string& context) {
 int execute(const Invocation& inv, std::string& context) {
   Context ctx = make_context(inv, context);
   if (!inv.sub->takes_command) { // run names itself (cmd_run)
-    lock::configure_history(inv.history, holder_info(getppid(), process_command(getppid())));
+    lock::configure_history(inv.history, holder_info(getppid(), process_command(getppid(), inv.global.record_args)));
   }
   return inv.sub->handler(ctx);
 }
@@ -763,6 +761,9 @@ int main_unflushed(int argc, char** argv) {
     }
     log::g_level = parsed.invocation->global.level;
     conflict_exit_code = parsed.invocation->global.conflict_exit_code;
+    for (const auto& warning : parsed.invocation->warnings) {
+      log::warning("{}", warning);
+    }
     if (parsed.invocation->global.password_in_argv) {
       // As redis-cli -a warns (its --no-auth-warning is our -q): scrubbing argv
       // after start does not cover shell history, audit logs or the moment

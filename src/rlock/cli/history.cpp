@@ -37,7 +37,31 @@ std::string history_merge_note(const HistoryView& view) {
                      view.masters / 2 + 1, view.masters);
 }
 
-std::string history_text(const std::string& name, const lock::History& history, const HistoryView& view) {
+// What an empty (or short) history means when the key could not take events:
+// "" when it could.
+std::string unwritable_note(const std::string& name, const lock::History& history, const std::string& log_key,
+                            const std::string& acl) {
+  switch (history.access) {
+  case lock::LogAccess::not_stream:
+    return fmt::format("{}: no history can be written: {} is a {}, not a stream (changes are made, not logged); "
+                       "delete it to let rlock write the history",
+                       quote(name), quote(log_key), printable(history.log_type));
+  case lock::LogAccess::no_write:
+    return fmt::format("{}: this Redis user may not write the history key {} (XADD): its changes are not "
+                       "logged; to log them: {} +xadd",
+                       quote(name), quote(log_key), printable(acl));
+  default:
+    return "";
+  }
+}
+
+// A time as a field's value: quoted when it has spaces (local time's).
+std::string quote_if_spaced(const std::string& text) {
+  return text.find(' ') == std::string::npos ? text : "\"" + text + "\"";
+}
+
+std::string history_text(const std::string& name, const lock::History& history, const HistoryView& view,
+                         const std::string& log_key, const std::string& acl) {
   std::string out;
   for (const auto& event : history.events) {
     if (event.malformed) {
@@ -47,6 +71,14 @@ std::string history_text(const std::string& name, const lock::History& history, 
     }
     out += fmt::format("{}  {}", event_time(event.at_ms, view.utc), printable(event.kind));
     for (const auto& [field, value] : event.fields) {
+      // A time (ended_at_ms: server ms) is shown as the event times are:
+      // ended_at=TIME.
+      if (field.ends_with("_at_ms") && !value.empty() && value.size() <= 15 &&
+          value.find_first_not_of("0123456789") == std::string::npos) {
+        out += fmt::format(" {}={}", printable(field.substr(0, field.size() - 3)),
+                           quote_if_spaced(event_time(std::stoll(value), view.utc)));
+        continue;
+      }
       // Quoted when escaping changed it or it has a space, quote or '=': one
       // field's value never reads as the next field.
       auto shown = printable(value);
@@ -61,16 +93,38 @@ std::string history_text(const std::string& name, const lock::History& history, 
   if (view.masters > 1) {
     out += fmt::format("# {}\n", history_merge_note(view));
   }
-  if (history.redisson) {
+  auto note = unwritable_note(name, history, log_key, acl);
+  if (!note.empty()) {
+    out += note + "\n";
+  } else if (history.redisson) {
     out += fmt::format("{}: made by Redisson: no history (Redisson writes none){}\n", quote(name),
                        history.events.empty() ? "" : "; the events above are older rlock holds");
   } else if (history.events.empty()) {
-    out += fmt::format("{}: no history (never changed by rlock, or none within RLOCK_HISTORY_TTL)\n", quote(name));
+    out += fmt::format("{}: no history (never changed by rlock, or none within RLOCK_HISTORY_TTL; a client "
+                       "whose Redis user may not write {} locks without logging)\n",
+                       quote(name), quote(log_key));
   }
   return out;
 }
 
-nlohmann::json history_json(const std::string& name, const lock::History& history, const HistoryView& view) {
+std::string_view access_word(lock::LogAccess access) {
+  switch (access) {
+  case lock::LogAccess::writable:
+    return "writable";
+  case lock::LogAccess::unknown:
+    return "unknown";
+  case lock::LogAccess::not_stream:
+    return "not a stream";
+  case lock::LogAccess::no_write:
+    return "no write permission";
+  case lock::LogAccess::no_read:
+    return "no permission";
+  }
+  return "unknown";
+}
+
+nlohmann::json history_json(const std::string& name, const lock::History& history, const HistoryView& view,
+                            const std::string& log_key, const std::string& acl) {
   auto events = nlohmann::json::array();
   for (const auto& event : history.events) {
     nlohmann::json fields = nlohmann::json::object();
@@ -93,6 +147,10 @@ nlohmann::json history_json(const std::string& name, const lock::History& histor
                      {"name", name},
                      {"type", history.type},
                      {"made_by_redisson", history.redisson},
+                     {"log", {{"key", log_key},
+                              {"type", history.log_type.empty() ? nlohmann::json(nullptr) : nlohmann::json(history.log_type)},
+                              {"access", access_word(history.access)},
+                              {"note", unwritable_note(name, history, log_key, acl)}}},
                      {"events", events}};
   if (view.masters > 1) {
     doc["merge"] = history_merge_note(view);
@@ -102,11 +160,19 @@ nlohmann::json history_json(const std::string& name, const lock::History& histor
 
 } // namespace
 
-std::string render_history(const std::string& name, const lock::History& history, const HistoryView& view) {
+std::string render_history(const std::string& name, const lock::History& history, const HistoryView& view,
+                           const std::string& log_key, const std::string& acl) {
   if (view.json) {
-    return history_json(name, history, view).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    return history_json(name, history, view, log_key, acl).dump(-1, ' ', false,
+                                                                nlohmann::json::error_handler_t::replace) +
+           "\n";
   }
-  return history_text(name, history, view);
+  return history_text(name, history, view, log_key, acl);
+}
+
+std::string history_unreadable(const std::string& log_key, const std::string& acl) {
+  return fmt::format("this Redis user may not read the history key {}; to read it: {} +xrevrange", quote(log_key),
+                     printable(acl));
 }
 
 } // namespace rlock::cli

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <functional>
@@ -41,18 +42,22 @@ std::string metric_labels(const std::vector<std::pair<const char*, std::string>>
 } // namespace
 
 std::string metric_label_value(std::string_view bytes) {
+  // Distinct names must give distinct labels (node_exporter rejects a file
+  // with a series twice): a byte that is not UTF-8 is written as the text
+  // \xNN, and so that no name can spell that text, a backslash is doubled
+  // first. Then the format's own escapes.
   std::string out;
   out.reserve(bytes.size());
   for (std::size_t at = 0; at < bytes.size();) {
     auto cp = decode_utf8(bytes, at);
     if (cp.length == 0) {
-      out += "\xEF\xBF\xBD"; // U+FFFD: the text format wants UTF-8
+      out += fmt::format("\\\\x{:02x}", static_cast<unsigned char>(bytes[at]));
       ++at;
       continue;
     }
     char c = bytes[at];
     if (cp.length == 1 && (c == '\\' || c == '"' || c == '\n')) {
-      out += c == '\n' ? "\\n" : c == '"' ? "\\\"" : "\\\\";
+      out += c == '\n' ? "\\n" : c == '"' ? "\\\"" : "\\\\\\\\";
     } else {
       out.append(bytes.substr(at, cp.length));
     }
@@ -61,7 +66,14 @@ std::string metric_label_value(std::string_view bytes) {
   return out;
 }
 
-std::string openmetrics_text(const std::vector<lock::LockState>& states) {
+std::string openmetrics_text(const std::vector<lock::LockState>& given) {
+  // Each name once: a series twice makes node_exporter reject the whole file.
+  std::vector<lock::LockState> states;
+  for (const auto& state : given) {
+    if (std::none_of(states.begin(), states.end(), [&](const auto& kept) { return kept.name == state.name; })) {
+      states.push_back(state);
+    }
+  }
   const MetricFamily families[] = {
       {"rlock_lock_held", "1 when the lock is held, 0 when it is free.",
        [](const lock::LockState&, const LockFigures& f) { return std::string(f.held ? "1" : "0"); }},
@@ -125,6 +137,30 @@ std::string openmetrics_text(const std::vector<lock::LockState>& states) {
   return out + "# EOF\n";
 }
 
+namespace {
+
+// Whether a failure to create or replace a file (errno `error`) is about the
+// path the user gave (a missing or unwritable directory, a directory where the
+// file should be): then it is theirs to fix (Outcome::bad_setting, 64), not an
+// internal error.
+bool user_path_error(int error) {
+  switch (error) {
+  case ENOENT:
+  case ENOTDIR:
+  case EISDIR:
+  case EACCES:
+  case EPERM:
+  case EROFS:
+  case ELOOP:
+  case ENAMETOOLONG:
+    return true;
+  default:
+    return false;
+  }
+}
+
+} // namespace
+
 void write_file_atomically(const std::string& path, std::string_view text) {
   auto slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
@@ -132,9 +168,20 @@ void write_file_atomically(const std::string& path, std::string_view text) {
   std::string temp = fmt::format("{}/.{}.XXXXXX", dir, base);
   auto fail = [&](const char* what) {
     int error = errno;
-    throw Error(Outcome::failed,
-                fmt::format("--output {}: {}: {}", quote(path), what, std::strerror(error)));
+    std::string why = std::strerror(error);
+    if (error == ENOENT) {
+      why = fmt::format("the directory {} does not exist", quote(dir));
+    } else if (error == ENOTDIR) {
+      why = fmt::format("{} is not a directory", quote(dir));
+    }
+    throw Error(user_path_error(error) ? Outcome::bad_setting : Outcome::failed,
+                fmt::format("--output {}: {}: {}", quote(path), what, why));
   };
+  struct stat st {};
+  if (base.empty() || (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))) {
+    throw Error(Outcome::bad_setting,
+                fmt::format("--output {}: is a directory; give the name of the file to write", quote(path)));
+  }
   int fd = mkstemp(temp.data());
   if (fd < 0) {
     fail("cannot create a temp file beside it");

@@ -46,6 +46,7 @@ struct Raw {
   std::string tls_ca_file, tls_cert, tls_key, tls_server_name;
   bool tls_insecure = false;
   bool json = false;
+  bool record_args = false;
   bool quiet = false;
   bool verbose = false;
   int conflict_exit_code = k_default_conflict_exit_code;
@@ -96,22 +97,47 @@ int history_limit(const std::string& text) {
 
 // How the history is kept (lock/history.hpp): RLOCK_HISTORY_MAXLEN (events
 // kept, about; 0: write none) and RLOCK_HISTORY_TTL (its lifetime after the
-// last event, a duration).
-lock::HistorySettings history_settings(const char* (*env)(const char*)) {
+// last event, a duration). History is optional: a bad value is never a usage
+// error (it would stop a release, issue 30); it is said in `warnings` and the
+// default is kept.
+lock::HistorySettings history_settings(const char* (*env)(const char*), std::vector<std::string>& warnings) {
   lock::HistorySettings settings;
   if (const char* max = env("RLOCK_HISTORY_MAXLEN"); max != nullptr && *max != '\0') {
     std::string_view text(max);
     long long value = -1;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (ec != std::errc() || end != text.data() + text.size() || value < 0 || value > 1'000'000) {
-      throw UsageError(fmt::format("RLOCK_HISTORY_MAXLEN: {} is not a whole number from 0 to 1000000", quote(text)));
+      warnings.push_back(fmt::format("RLOCK_HISTORY_MAXLEN: {} is not a whole number from 0 to 1000000; using {}",
+                                     quote(text), settings.max_len));
+    } else {
+      settings.max_len = value;
     }
-    settings.max_len = value;
   }
   if (const char* ttl = env("RLOCK_HISTORY_TTL"); ttl != nullptr && *ttl != '\0') {
-    settings.ttl = parse_duration(ttl, "RLOCK_HISTORY_TTL");
+    try {
+      settings.ttl = parse_duration(ttl, "RLOCK_HISTORY_TTL");
+    } catch (const UsageError& e) {
+      warnings.push_back(fmt::format("{}; using {}", e.what(), format_duration(settings.ttl)));
+    }
   }
   return settings;
+}
+
+// --record-args, else RLOCK_RECORD_ARGS ("1" records them, "0" or "" not): an
+// optional feature's setting, so a bad value is a warning and the default (off).
+bool record_args(bool flag, const char* (*env)(const char*), std::vector<std::string>& warnings) {
+  if (flag) {
+    return true;
+  }
+  const char* value = env("RLOCK_RECORD_ARGS");
+  if (value == nullptr || *value == '\0' || std::string_view(value) == "0") {
+    return false;
+  }
+  if (std::string_view(value) == "1") {
+    return true;
+  }
+  warnings.push_back(fmt::format("RLOCK_RECORD_ARGS: {} is neither 1 nor 0; arguments are not recorded", quote(value)));
+  return false;
 }
 
 // At most this many names in one command (all or none).
@@ -233,6 +259,9 @@ std::unique_ptr<App> make_app() {
   app.add_flag("--tls-insecure", raw.tls_insecure,
                "TLS: do not verify the server's certificate (warns; env RLOCK_TLS_INSECURE=1)");
   app.add_flag("--json", raw.json, "Machine-readable output: one JSON document on stdout");
+  app.add_flag("--record-args", raw.record_args,
+               "Record the command's arguments in the lock's record and history (default: the program "
+               "only, each argument as ***; env RLOCK_RECORD_ARGS=1)");
   app.add_flag("-q,--quiet", raw.quiet, "No warnings or progress on stderr");
   app.add_flag("-v,--verbose", raw.verbose, "Log each Redis request and reply to stderr");
   app.add_option("-E,--conflict-exit-code", raw.conflict_exit_code,
@@ -624,6 +653,7 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   g.connect_timeout = parse_duration(raw.connect_timeout, "--connect-timeout");
   g.io_timeout = parse_duration(raw.io_timeout, "--io-timeout");
   g.json = raw.json;
+  g.record_args = record_args(raw.record_args, env, inv.warnings);
   g.level = raw.quiet ? log::Level::quiet : raw.verbose ? log::Level::verbose : log::Level::normal;
   if (raw.quiet && raw.verbose) {
     throw UsageError("--quiet and --verbose exclude each other");
@@ -653,6 +683,16 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
   }
   if (inv.names.size() > static_cast<std::size_t>(k_max_names) && inv.sub->takes_lock_names) {
     throw UsageError(fmt::format("{} names given; at most {} are taken at once", inv.names.size(), k_max_names));
+  }
+  if (!inv.sub->takes_lock_names) {
+    // status, check: a name given twice is shown (a series, a perfdata label) once.
+    std::vector<std::string> once;
+    for (const auto& name : inv.names) {
+      if (std::find(once.begin(), once.end(), name) == once.end()) {
+        once.push_back(name);
+      }
+    }
+    inv.names = std::move(once);
   }
   if (inv.names.size() > 1 && inv.sub->takes_lock_names) {
     auto sorted = inv.names;
@@ -694,7 +734,7 @@ Invocation convert(const App& a, std::vector<std::string> child_argv, const char
     inv.wait = parse_duration(raw.wait, "--wait");
   }
   inv.all = raw.all;
-  inv.history = history_settings(env);
+  inv.history = history_settings(env, inv.warnings);
   inv.utc = raw.utc;
   if (!raw.history_limit.empty()) {
     inv.history_limit = history_limit(raw.history_limit);

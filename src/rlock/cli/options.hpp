@@ -31,6 +31,10 @@ struct GlobalOptions {
   Millis connect_timeout = k_default_connect_timeout;
   Millis io_timeout = k_default_io_timeout;
   bool json = false;
+  // --record-args / RLOCK_RECORD_ARGS=1: the holder record, the waiter record
+  // and the history keep a command's arguments; otherwise the program only,
+  // each argument as *** (cli/secrets recorded_command_line).
+  bool record_args = false;
   log::Level level = log::Level::normal;
   int conflict_exit_code = k_default_conflict_exit_code;
   // --sync-replicas, else RLOCK_SYNC_REPLICAS; neither: automatic (the default
@@ -78,6 +82,9 @@ struct Invocation {
   IfUnavailable if_unavailable = IfUnavailable::fail; // run
   std::vector<std::string> child_argv; // run: CMD ARG...
   lock::HistorySettings history;       // RLOCK_HISTORY_MAXLEN, RLOCK_HISTORY_TTL (every subcommand)
+  // Bad settings of optional features (history): said once on stderr, the
+  // default used; never an error (an optional feature never stops a lock).
+  std::vector<std::string> warnings;
   int history_limit = 20;              // history --limit
   bool utc = false;                    // history --utc
 };

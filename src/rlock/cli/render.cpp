@@ -105,17 +105,21 @@ std::string answer_word(const lock::NodeAnswer& answer) {
   return "unreachable: " + answer.detail;
 }
 
-std::string layout_phrase(lock::Layout layout, std::string_view other_word) {
+std::string layout_phrase(lock::Layout layout, std::string_view other_word, bool hint) {
+  auto with = [&](std::string_view what, std::string_view redisson, std::string_view take) {
+    return hint ? fmt::format("{} ({}; take it with {})", what, redisson, take)
+                : fmt::format("{} ({})", what, redisson);
+  };
   switch (layout) {
   case lock::Layout::read:
-    return "a read-write lock held for reading (Redisson RReadWriteLock; take it with -s)";
+    return with("a read-write lock held for reading", "Redisson RReadWriteLock", "-s");
   case lock::Layout::write:
-    return "a read-write lock held for writing (Redisson RReadWriteLock; take it with --write)";
+    return with("a read-write lock held for writing", "Redisson RReadWriteLock", "--write");
   case lock::Layout::semaphore:
-    return "a semaphore (Redisson RPermitExpirableSemaphore; take it with --limit N)";
+    return with("a semaphore", "Redisson RPermitExpirableSemaphore", "--limit N");
   case lock::Layout::exclusive:
   case lock::Layout::fair:
-    return "a plain lock (Redisson RLock or RFairLock; take it with no mode flag, or --fair)";
+    return with("a plain lock", "Redisson RLock or RFairLock", "no mode flag, or --fair");
   case lock::Layout::none:
   case lock::Layout::other:
     break;
@@ -123,7 +127,29 @@ std::string layout_phrase(lock::Layout layout, std::string_view other_word) {
   return fmt::format("a lock of another kind ({})", printable(layout_word(layout, other_word)));
 }
 
-std::string holder_phrase(const lock::Holder& holder) {
+namespace {
+
+// Whether `asked` uses the layout family a lock is held in (the plain lock's
+// hash, the read-write lock's, the semaphore's): then a busy lock is just busy,
+// and saying "take it with ..." would point to the wrong door (issue 30: an
+// `acquire -s` was told to take a writer's lock with --write).
+bool same_family(lock::Mode asked, lock::Layout layout) {
+  switch (asked) {
+  case lock::Mode::exclusive:
+  case lock::Mode::fair:
+    return layout == lock::Layout::exclusive || layout == lock::Layout::fair;
+  case lock::Mode::read:
+  case lock::Mode::write:
+    return layout == lock::Layout::read || layout == lock::Layout::write;
+  case lock::Mode::limit:
+    return layout == lock::Layout::semaphore;
+  }
+  return false;
+}
+
+} // namespace
+
+std::string holder_phrase(const lock::Holder& holder, lock::Mode asked) {
   if (holder.type == "semaphore") {
     std::string who = holder.owner.empty() ? std::string() : " by " + printable(holder.owner);
     if (holder.record) {
@@ -155,7 +181,8 @@ std::string holder_phrase(const lock::Holder& holder) {
     if (holder.record) {
       who += record_phrase(*holder.record);
     }
-    return fmt::format("held as {}{}, {}", layout_phrase(holder.layout, "?"), who, ttl_phrase(holder.ttl));
+    return fmt::format("held as {}{}, {}", layout_phrase(holder.layout, "?", !same_family(asked, holder.layout)), who,
+                       ttl_phrase(holder.ttl));
   }
   if (holder.type != "hash" && !holder.type.empty()) {
     return fmt::format("held by a foreign {} key (not an rlock/Redisson lock{}), {}", holder.type,

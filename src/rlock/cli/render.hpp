@@ -17,8 +17,11 @@ std::string utc_time(long long epoch_ms);
 
 // "TOKEN on host (pid 12, "cmd"), 12.3s left" for messages about a busy lock;
 // what the holder's record does not say is left out ("holder unknown" when
-// nothing in it can be read).
-std::string holder_phrase(const lock::Holder& holder);
+// nothing in it can be read). `asked`: the mode of the request that found it
+// busy; a lock held in another layout family says which flag takes it only
+// when `asked` is of another family (a reader that finds a writer is told it
+// is held for writing, not to take it with --write).
+std::string holder_phrase(const lock::Holder& holder, lock::Mode asked = lock::Mode::exclusive);
 
 // The words for the typed state (here only: code decides on the enums).
 // A layout: "exclusive", "fair", "read", "write", "semaphore"; "" for none,
@@ -38,9 +41,10 @@ std::string_view verdict_word(lock::Verdict verdict);
 // A Redlock master's answer: "granted", "busy", "unreachable: why".
 std::string answer_word(const lock::NodeAnswer& answer);
 
-// What a layout means: "a read-write lock held for reading"... (other: "a
-// lock of another kind (`other_word`)").
-std::string layout_phrase(lock::Layout layout, std::string_view other_word);
+// What a layout means: "a read-write lock held for reading (Redisson
+// RReadWriteLock)"... (other: "a lock of another kind (`other_word`)"); with
+// `hint`, also the flag that takes it ("...; take it with -s)").
+std::string layout_phrase(lock::Layout layout, std::string_view other_word, bool hint = true);
 
 // What a lock is, for `status`: "rlock" (an RLock hash with rlock's record),
 // "redisson" (one without: a Redisson client's), "fair", "read-write",

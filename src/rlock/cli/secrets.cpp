@@ -135,6 +135,15 @@ std::string redact_command_line(std::string_view command) {
   return out;
 }
 
+std::string recorded_command_line(const std::vector<std::string>& argv, bool with_args, std::size_t max_bytes) {
+  std::string text;
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    text += (i == 0 ? "" : " ") + (i == 0 || with_args ? argv[i] : std::string("***"));
+  }
+  text = redact_command_line(text);
+  return text.size() > max_bytes ? text.substr(0, max_bytes) + "..." : text;
+}
+
 void scrub_argv(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (auto span = redis::password_span(argv[i])) {

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace rlock::cli {
 
@@ -21,6 +22,16 @@ std::vector<redis::Endpoint> resolve_endpoints(const GlobalOptions& global);
 // whose NAME mentions PASS, AUTH, SECRET or TOKEN, and the word after -a,
 // --pass, --password or --auth (redis-cli and friends) become "***".
 std::string redact_command_line(std::string_view command);
+
+// The one rule for a command line that rlock records (the holder record, a
+// fair waiter's record, `status`, the history): what any Redis client may read
+// for days. By default the program (argv[0]) and, for each argument, "***":
+// an argument can be a secret in a shape no list of patterns knows
+// (mysqldump -pSECRET, --api-key=..., "Authorization: Bearer ..."). With
+// `with_args` (--record-args, RLOCK_RECORD_ARGS=1) the arguments too, joined
+// by spaces, with redact_command_line's masks. At most `max_bytes`, then "...".
+// Pure.
+std::string recorded_command_line(const std::vector<std::string>& argv, bool with_args, std::size_t max_bytes = 200);
 
 // Overwrites, in rlock's own argv, the password of every URL with '*', so
 // that `ps` and /proc/PID/cmdline stop showing it once rlock has started.

@@ -79,4 +79,9 @@ void undo_if_unsynced(redis::Client& client, const AcquireRequest& request, cons
 // that is not the one asked for, optional).
 Holder decode_holder(const redis::Reply& reply);
 
+// inspect.lua's answer for the lock `name` decoded: fields, owners, records,
+// readers, permits and the live fair waiters (an entry whose give-up time has
+// passed is a ghost and left out). Pure.
+LockState decode_inspected(const std::string& name, const redis::Reply& entry);
+
 } // namespace rlock::lock::detail

@@ -1,6 +1,8 @@
 #include <rlock/lock/doctor.hpp>
 
 #include <rlock/core/text.hpp>
+#include <rlock/lock/detail.hpp>
+#include <rlock/lock/names.hpp>
 #include <rlock/redis/errors.hpp>
 #include <rlock/redis/retry.hpp>
 #include <rlock/redis/slots.hpp>
@@ -114,6 +116,63 @@ std::vector<std::string> listed_not_connected(const ServerFacts& facts) {
   return out;
 }
 
+// How many rlock locks held now the history check looks at, among how many hashes.
+constexpr int k_history_locks = 16;
+constexpr std::size_t k_history_candidates = 64;
+
+// Whether this user may keep the history of the rlock locks held on `node`
+// now (facts.history_*): hashes found by SCAN, each read as `history` reads it
+// (lua/history_read.lua). A hash the user may not read is someone else's.
+void survey_history(redis::Client& client, const redis::Endpoint& node, ServerFacts& facts) {
+  try {
+    std::vector<std::string> candidates;
+    std::string cursor = "0";
+    for (int round = 0; round < 10 && candidates.size() < k_history_candidates; ++round) {
+      auto reply = survey_command(client, node, {"SCAN", cursor, "COUNT", "1000", "TYPE", "hash"});
+      cursor = detail::element(reply, 0).as_string();
+      for (const auto& key : detail::element(reply, 1).elements) {
+        if (candidates.size() < k_history_candidates && key.type == redis::Reply::Type::string) {
+          candidates.push_back(key.str);
+        }
+      }
+      if (cursor == "0") {
+        break;
+      }
+    }
+    for (const auto& name : candidates) {
+      if (facts.history_checked >= k_history_locks) {
+        break;
+      }
+      LockKeys keys;
+      try {
+        keys = keys_for(name);
+      } catch (const UsageError&) {
+        continue; // not a name rlock takes (a helper key, a name without a slot of its own)
+      }
+      History history;
+      try {
+        history = read_history(client, keys, 1);
+      } catch (const RedisError& e) {
+        if (denies_a_key(e)) {
+          continue;
+        }
+        throw;
+      }
+      if (!history.ours) {
+        continue;
+      }
+      ++facts.history_checked;
+      if (history.access == LogAccess::unknown) {
+        facts.history_unknown = true;
+      } else if (history.access != LogAccess::writable) {
+        facts.history_problems.emplace_back(keys.log, history.access);
+      }
+    }
+  } catch (const RedisError& e) {
+    facts.history_error = reason_of(e);
+  }
+}
+
 } // namespace
 
 ServerIdentity server_identity(const std::string& info_server) {
@@ -198,6 +257,7 @@ ServerFacts survey(redis::Client& client, const redis::Endpoint& node, const std
       facts.cluster_error = reason_of(e);
     }
   }
+  survey_history(client, node, facts);
   try {
     long long before = wall_ms();
     auto time = survey_command(client, node, {"TIME"});
@@ -358,6 +418,50 @@ std::vector<Finding> judge_server(const ServerFacts& facts) {
   } else {
     out.push_back(
         cannot_check(facts, "replication", "connected_slaves", "replicas", facts.info_error, "INFO"));
+  }
+
+  // History: optional, so never unsafe.
+  if (!facts.history_enabled) {
+    out.push_back(finding(facts, "history", "RLOCK_HISTORY_MAXLEN=0", Verdict::ok, "no history is written"));
+  } else if (!facts.history_error.empty()) {
+    out.push_back(cannot_check(facts, "history", "rlock_log:{NAME}", "the history keys", facts.history_error, "SCAN"));
+  } else if (!facts.history_problems.empty()) {
+    std::string keys;
+    for (std::size_t i = 0; i < facts.history_problems.size() && i < 3; ++i) {
+      const auto& [key, access] = facts.history_problems[i];
+      keys += fmt::format("{}{} ({})", i == 0 ? "" : ", ", printable(key),
+                          access == LogAccess::not_stream ? "not a stream"
+                          : access == LogAccess::no_write ? "no write permission"
+                                                          : "no permission");
+    }
+    if (facts.history_problems.size() > 3) {
+      keys += fmt::format(", {} more", facts.history_problems.size() - 3);
+    }
+    const auto& first = facts.history_problems.front();
+    out.push_back(finding(
+        facts, "history",
+        fmt::format("{} of {} rlock lock{} held now", facts.history_problems.size(), facts.history_checked,
+                    facts.history_checked == 1 ? "" : "s"),
+        Verdict::warning,
+        fmt::format("their history is not written: {}; the locks work without it (rlock warns once). {}",
+                    keys,
+                    first.second == LogAccess::not_stream
+                        ? std::string("Delete a key that is not a stream to let rlock write it")
+                        : fmt::format("To keep it: {}{} (for names under a prefix, the README's "
+                                      "~rlock_log:{{PREFIX* pattern)",
+                                      printable(history_acl(facts.user, first.first)),
+                                      first.second == LogAccess::no_write ? " +xadd" : ""))));
+  } else if (facts.history_checked == 0) {
+    out.push_back(finding(facts, "history", "rlock_log:{NAME}", Verdict::ok,
+                          "no rlock lock is held now whose history key this user's access could be checked on"));
+  } else {
+    out.push_back(finding(
+        facts, "history",
+        fmt::format("{} rlock lock{} held now", facts.history_checked, facts.history_checked == 1 ? "" : "s"),
+        Verdict::ok,
+        facts.history_unknown
+            ? "this user may read their history; whether it may append to it, Redis before 7.0 cannot tell"
+            : "this user may write their history"));
   }
 
   // Clock.

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <rlock/lock/history.hpp>
 #include <rlock/redis/client.hpp>
 
 #include <optional>
@@ -40,6 +41,16 @@ struct ServerFacts {
   std::string replica_sync;
   std::optional<long long> clock_offset_ms; // server TIME minus this host's clock
   std::string time_error;
+  // History (issue 30): whether this user may keep the history of the rlock
+  // locks held now (at most 16, found by SCAN; a lock works without it). Not
+  // read from the server: history_enabled (RLOCK_HISTORY_MAXLEN is not 0) and
+  // user (the URL's, "" = default).
+  bool history_enabled = true;
+  std::string user;
+  int history_checked = 0; // rlock locks whose history key was looked at
+  std::vector<std::pair<std::string, LogAccess>> history_problems; // history key, what keeps it from being written
+  bool history_unknown = false; // whether the user may append, the server cannot tell (before 7.0)
+  std::string history_error;
 };
 
 // The first two servers of `facts` with the same non-empty run_id (one server
@@ -64,7 +75,7 @@ enum class Verdict { ok, warning, unsafe };
 // One finding: the setting that was read, a verdict and why it matters.
 struct Finding {
   std::string server;
-  std::string check; // "eviction", "persistence", "replication", "version", "clock", "topology", "reachable"
+  std::string check; // "eviction", "persistence", "replication", "version", "clock", "topology", "reachable", "history"
   std::string setting; // "maxmemory-policy allkeys-lru", ...
   Verdict verdict = Verdict::ok;
   std::string why;

@@ -1,4 +1,6 @@
 #include <rlock/core/clock.hpp>
+#include <rlock/core/log.hpp>
+#include <rlock/core/text.hpp>
 #include <rlock/core/version.hpp>
 #include <rlock/lock/detail.hpp>
 #include <rlock/lock/history.hpp>
@@ -6,9 +8,11 @@
 #include <rlock/redis/errors.hpp>
 #include <rlock/redis/script.hpp>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 
 namespace rlock::lock {
@@ -19,6 +23,7 @@ struct HistoryConfig {
   HistorySettings settings;
   HolderInfo who;
   TimePoint started = Clock::now();
+  EventFields ending; // ("as", kind), ("as_why", why) while a HistoryEnding lives
 };
 
 HistoryConfig& history_config() {
@@ -29,7 +34,19 @@ HistoryConfig& history_config() {
 constexpr std::size_t k_event_max_fields = 64;
 constexpr std::size_t k_event_max_value = 1024;
 
+// Set once the user was found not to be allowed the history key: history is
+// off for the rest of this process (read by every thread).
+std::atomic<bool> g_history_refused{false};
+
 } // namespace
+
+HistoryEnding::HistoryEnding(std::string kind, std::string why) {
+  history_config().ending = {{"as", std::move(kind)}, {"as_why", why.substr(0, 300)}};
+}
+
+HistoryEnding::~HistoryEnding() {
+  history_config().ending.clear();
+}
 
 void configure_history(const HistorySettings& settings, const HolderInfo& who) {
   auto& c = history_config();
@@ -45,15 +62,49 @@ EventFields acquisition_history(const AcquireRequest& request) {
   return {{"mode", std::string(mode_name(request.mode.mode))}, {"waited_ms", std::to_string(waited_ms())}};
 }
 
+bool carries_history(const std::vector<std::string>& keys, const std::vector<std::string>& args) {
+  return keys.size() > 1 && !args.empty() && keys.back().starts_with("rlock_log:") && args.back().starts_with('[');
+}
+
+std::string history_acl(const std::string& user, const std::string& log_key) {
+  // The key as a glob matching only itself: * ? [ in brackets (copied from a
+  // terminal as they are, unlike a backslash, which messages double).
+  std::string pattern;
+  for (char c : log_key) {
+    if (c == '*' || c == '?' || c == '[') {
+      pattern += fmt::format("[{}]", c);
+    } else if (c == '\\') {
+      pattern += "\\\\";
+    } else {
+      pattern += c;
+    }
+  }
+  return fmt::format("ACL SETUSER {} ~{}", user.empty() ? "default" : user, pattern);
+}
+
+void history_refused(const std::string& user, const std::string& log_key) {
+  if (g_history_refused.exchange(true)) {
+    return;
+  }
+  log::warning("history not written: this Redis user may not use the key {}; locking goes on without it. "
+               "To keep the history: {} (for names under a prefix, the README's ~rlock_log:{{PREFIX* pattern), "
+               "or RLOCK_HISTORY_MAXLEN=0 to write none",
+               quote(log_key), printable(history_acl(user, log_key)));
+}
+
 void with_history(std::vector<std::string>& keys, std::vector<std::string>& args, const LockKeys& lock,
                   const EventFields& extras) {
   const auto& c = history_config();
-  if (c.settings.max_len <= 0) {
+  if (c.settings.max_len <= 0 || g_history_refused.load()) {
     return;
   }
   auto ctx = nlohmann::json::array({c.settings.max_len, c.settings.ttl.count(), "host", c.who.host, "pid",
                                     std::to_string(c.who.pid), "cmd", c.who.command, "ver", RLOCK_VERSION});
   for (const auto& [field, value] : extras) {
+    ctx.push_back(field);
+    ctx.push_back(value);
+  }
+  for (const auto& [field, value] : c.ending) {
     ctx.push_back(field);
     ctx.push_back(value);
   }
@@ -142,6 +193,21 @@ History decode_history(const redis::Reply& reply) {
   history.type = detail::optional_string(reply, 1);
   const auto& redisson = detail::element(reply, 2);
   history.redisson = redisson.type == redis::Reply::Type::integer && redisson.integer == 1;
+  if (reply.elements.size() > 5) {
+    history.ours = reply.elements[5].type == redis::Reply::Type::integer && reply.elements[5].integer == 1;
+  }
+  if (reply.elements.size() > 4) {
+    const auto& log_type = reply.elements[3];
+    const auto& writable = reply.elements[4];
+    history.log_type = log_type.type == redis::Reply::Type::string ? log_type.str.substr(0, 32) : "";
+    bool can_write = writable.type == redis::Reply::Type::integer && writable.integer == 1;
+    bool cannot_write = writable.type == redis::Reply::Type::integer && writable.integer == 0;
+    history.access = history.log_type.empty()                                      ? LogAccess::no_read
+                     : history.log_type != "stream" && history.log_type != "none" ? LogAccess::not_stream
+                     : cannot_write                                               ? LogAccess::no_write
+                     : can_write                                                  ? LogAccess::writable
+                                                                                  : LogAccess::unknown;
+  }
   // XREVRANGE: newest first; shown oldest first.
   for (auto it = events.elements.rbegin(); it != events.elements.rend(); ++it) {
     history.events.push_back(decode_event(*it));
@@ -150,10 +216,21 @@ History decode_history(const redis::Reply& reply) {
 }
 
 History read_history(redis::Client& client, const LockKeys& lock, int limit) {
-  auto reply = detail::run_script(client, one_shot(client, false), scripts::history_read, {lock.name, lock.log},
-                                  {std::to_string(limit)})
-                   .reply;
-  return decode_history(reply);
+  const std::vector<std::string> args{std::to_string(limit)};
+  try {
+    return decode_history(
+        detail::run_script(client, one_shot(client, false), scripts::history_read, {lock.name, lock.log}, args).reply);
+  } catch (const RedisError& e) {
+    if (!denies_a_key(e)) {
+      throw;
+    }
+  }
+  // Perhaps the history key alone is refused: read the lock without it, and
+  // say so (if NAME itself is refused, this throws that).
+  auto history =
+      decode_history(detail::run_script(client, one_shot(client, false), scripts::history_read, {lock.name}, args).reply);
+  history.access = LogAccess::no_read;
+  return history;
 }
 
 History merge_majority(const std::vector<History>& per_master, int need, int limit) {
@@ -175,8 +252,14 @@ History merge_majority(const std::vector<History>& per_master, int need, int lim
   std::map<std::pair<std::string, int>, Seen> seen;
   History merged;
   merged.type = "none";
+  merged.access = LogAccess::writable;
   for (const auto& history : per_master) {
     merged.redisson = merged.redisson || history.redisson;
+    // The least access any master gives (the enum is ordered from most to least).
+    if (history.access > merged.access || merged.log_type.empty()) {
+      merged.access = std::max(merged.access, history.access);
+      merged.log_type = history.log_type;
+    }
     if (history.type != "none" && !history.type.empty()) {
       merged.type = history.type;
     }

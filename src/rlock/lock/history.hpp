@@ -34,11 +34,41 @@ using EventFields = std::vector<std::pair<std::string, std::string>>;
 // as the record has it). Read by every thread afterwards, never changed then.
 void configure_history(const HistorySettings& settings, const HolderInfo& who);
 
+// While it lives, a run that lost its lock (it exits 76) releases "as lost":
+// every script's history context carries ("as", kind) and ("as_why", why), and a
+// release logs `kind` ("lost", with why) instead of "released" (or, finding the
+// hold gone or another's, adds it after the hold's ending): the history says
+// how the run ended, not that it released normally (issue 30). Set by run/
+// around its one release after a loss, while no other thread sends scripts.
+class HistoryEnding {
+public:
+  HistoryEnding(std::string kind, std::string why);
+  ~HistoryEnding();
+  HistoryEnding(const HistoryEnding&) = delete;
+  HistoryEnding& operator=(const HistoryEnding&) = delete;
+};
+
 // Appends to a script's KEYS and ARGV what lua/lib/history.lua reads: the log
 // key last among the keys, the context last among the arguments (settings,
 // host, pid, cmd, ver, then `extras`). Nothing when history is off.
 void with_history(std::vector<std::string>& keys, std::vector<std::string>& args, const LockKeys& lock,
                   const EventFields& extras = {});
+
+// Whether a script's keys and arguments end with what with_history added
+// (the log key, and the context: a JSON array).
+bool carries_history(const std::vector<std::string>& keys, const std::vector<std::string>& args);
+
+// The user may not use the history key `log_key` (NOPERM: its ACL has no key
+// pattern for it, like the README's lock-only user before history came): the
+// change was made without it (detail::run_script sends it again without), and
+// history is off for the rest of this process (with_history adds nothing). A
+// warning says so once, naming the key and the ACL that would allow it. An
+// optional feature never stops a lock (issue 30).
+void history_refused(const std::string& user, const std::string& log_key);
+
+// The ACL rule that lets `user` ("" = default) keep the history key `log_key`
+// ("ACL SETUSER rlock ~rlock_log:{lock:a}", the key as a glob, escaped). Pure.
+std::string history_acl(const std::string& user, const std::string& log_key);
 
 // An acquisition's own fields: mode, waited_ms.
 EventFields acquisition_history(const AcquireRequest& request);
@@ -66,13 +96,27 @@ struct HistoryEvent {
   std::string get(std::string_view field) const;
 };
 
+// Whether the history key can be written (issue 30: an empty history is not
+// "never changed by rlock" when it could not have been written).
+enum class LogAccess {
+  writable,   // a stream, or none yet, and this user may append to it
+  unknown,    // a stream or none; whether this user may append, the server cannot tell (before 7.0)
+  not_stream, // a key of another type: nothing can be appended (History::log_type says which)
+  no_write,   // this user may read it but not append to it (its ACL: XADD, or a read-only key pattern)
+  no_read,    // this user may not use the key at all (its ACL has no key pattern for it)
+};
+
 struct History {
   std::vector<HistoryEvent> events; // oldest first
   std::string type;                 // NAME's key type now ("none", "hash", ...)
   bool redisson = false;            // NAME is held with no rlock record: made by Redisson
+  bool ours = false;                // NAME is a hash with an rlock record (held by rlock now)
+  LogAccess access = LogAccess::unknown;
+  std::string log_type; // the history key's type ("none", "stream", "string"...); "" when it could not be read
 };
 
 // The newest `limit` events of NAME and what NAME is now (lua/history_read.lua).
+// A user that may not use the history key gets NAME's type and access no_read.
 History read_history(redis::Client& client, const LockKeys& lock, int limit);
 
 // Decodes history_read.lua's reply; malformed entries are kept as malformed. Pure.

@@ -13,6 +13,7 @@
 #include <sys/random.h>
 
 #include <algorithm>
+#include <cctype>
 #include <numeric>
 #include <type_traits>
 
@@ -89,6 +90,12 @@ LockState decode_state(const std::string& name, const redis::Reply& entry) {
       waiter.gives_up_in = Millis(queue.elements[q + 1].integer);
     }
     waiter.record = record_of(queue.elements[q + 2]);
+    if (waiter.record && waiter.record->until_ms && state.server_now_ms) {
+      waiter.gives_up_in = Millis(*waiter.record->until_ms - *state.server_now_ms);
+    }
+    if (waiter.gives_up_in && waiter.gives_up_in->count() <= 0) {
+      continue; // its give-up time has passed: a ghost, not a waiter
+    }
     if (waiter.record && waiter.record->since_ms && state.server_now_ms) {
       waiter.waited = Millis(std::max(0LL, *state.server_now_ms - *waiter.record->since_ms));
     }
@@ -187,22 +194,6 @@ std::optional<std::string> semaphore_of(const std::string& key) {
   return name;
 }
 
-// A hash that looks like a lock: owner fields with positive counts, and a lease
-// (Redisson always sets one) or rlock's record; a counter hash without expiry is not.
-bool lock_shaped(const LockState& state) {
-  if (state.layout == Layout::semaphore) {
-    return !state.holders.empty();
-  }
-  if (state.type != "hash" || !state.complete || (state.owners.empty() && !state.record)) {
-    return false;
-  }
-  if (state.ttl.count() < 0 && !state.record) {
-    return false;
-  }
-  return std::all_of(state.owners.begin(), state.owners.end(),
-                     [](const auto& owner) { return owner.second > 0; });
-}
-
 // The release message of the exclusive lock's scripts said again (detail::
 // publish_again_if_sharded): on the channel the script used (a fair queue's
 // head's own, a read-write lock's or a semaphore's for force-unlock), or the
@@ -281,16 +272,36 @@ std::vector<std::string> with_process(std::vector<std::string> args, const Holde
   return args;
 }
 
+LockState decode_inspected(const std::string& name, const redis::Reply& entry) {
+  return decode_state(name, entry);
+}
+
 redis::EvalReply run_script(redis::Client& client, const redis::RetryScope& scope, const redis::Script& script,
                             const std::vector<std::string>& keys, const std::vector<std::string>& args,
                             const redis::SyncReplicas& sync) {
-  redis::EvalReply result;
   redis::RetryScope routed = scope;
   routed.reroutes = [&client] { return client.reroutes(); };
-  redis::send_with_retries(routed, [&] {
-    result = client.eval(script, keys, args, sync);
-    return result.reply;
-  });
+  auto send = [&](const std::vector<std::string>& k, const std::vector<std::string>& a) {
+    redis::EvalReply result;
+    redis::send_with_retries(routed, [&] {
+      result = client.eval(script, k, a, sync);
+      return result.reply;
+    });
+    return result;
+  };
+  try {
+    return send(keys, args);
+  } catch (const RedisError& e) {
+    if (!denies_a_key(e) || !carries_history(keys, args)) {
+      throw;
+    }
+  }
+  // Refused before the script ran (key patterns are checked first): nothing
+  // was applied. The history key may be the one the user may not use (a
+  // lock-only ACL user from before history): the change goes without it. If
+  // the lock's own keys are refused, this send says so.
+  auto result = send({keys.begin(), keys.end() - 1}, {args.begin(), args.end() - 1});
+  history_refused(client.target().user, keys.back());
   return result;
 }
 
@@ -342,8 +353,13 @@ void undo_if_unsynced(redis::Client& client, const AcquireRequest& request, cons
   if (!result.acquired || required.count <= 0 || acked >= required.count) {
     return;
   }
-  // Undo exactly what this acquisition added (one level), owner-checked.
-  std::string undone = "it was released";
+  // Undo exactly what this acquisition added (one level), owner-checked: a
+  // re-entry's new level only; the levels held before stay.
+  std::string undone = result.reentered
+                           ? fmt::format("only the new level was undone: the lock stays held by --owner {}, "
+                                         "{} level{} as before",
+                                         request.owner, result.count - 1, result.count - 1 == 1 ? "" : "s")
+                           : std::string("it was released");
   try {
     release(client, request.keys, request.mode.mode, request.owner, false, new_op_id());
   } catch (const RedisError& e) {
@@ -564,6 +580,41 @@ std::vector<LockState> inspect(redis::Client& client, const std::vector<std::str
     start = end;
   }
   return states;
+}
+
+bool redisson_owner_shaped(std::string_view field) {
+  if (field.ends_with(":write")) {
+    field.remove_suffix(6);
+  }
+  // 8-4-4-4-12 hex digits, ':', 1 to 20 digits.
+  constexpr std::size_t k_uuid = 36;
+  if (field.size() < k_uuid + 2 || field.size() > k_uuid + 21 || field[k_uuid] != ':') {
+    return false;
+  }
+  for (std::size_t i = 0; i < k_uuid; ++i) {
+    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? field[i] != '-' : std::isxdigit(static_cast<unsigned char>(field[i])) == 0) {
+      return false;
+    }
+  }
+  return std::all_of(field.begin() + k_uuid + 1, field.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool lock_shaped(const LockState& state) {
+  if (state.layout == Layout::semaphore) {
+    return !state.holders.empty();
+  }
+  if (state.type != "hash" || !state.complete || (state.owners.empty() && !state.record)) {
+    return false;
+  }
+  if (state.ttl.count() < 0 && !state.record &&
+      !std::all_of(state.owners.begin(), state.owners.end(),
+                   [](const auto& owner) { return redisson_owner_shaped(owner.first); })) {
+    return false;
+  }
+  return std::all_of(state.owners.begin(), state.owners.end(),
+                     [](const auto& owner) { return owner.second > 0; });
 }
 
 std::vector<LockState> find_locks(redis::Client& client, const std::string& pattern) {

@@ -204,10 +204,15 @@ struct HolderView {
   std::optional<HolderRecord> record; // rlock's record of it, when there is one
 };
 
-// A waiter queued for a fair lock, in queue order.
+// A waiter queued for a fair lock, in queue order. Only live ones: an entry
+// whose give-up time has passed (a waiter that died, or gave up without
+// leaving) is no waiter, and is not listed (issue 30).
 struct WaiterView {
   std::string owner;
-  std::optional<Millis> gives_up_in; // its give-up time in the queue, from now
+  // Its give-up time, from now: rlock's own (until_ms of its record, which
+  // it refreshes while it lives), else the queue's score (Redisson's); none
+  // when it has neither (never stale, as Redisson has it).
+  std::optional<Millis> gives_up_in;
   std::optional<HolderRecord> record; // rlock's record of it (host, pid, command, since_ms)
   std::optional<Millis> waited;       // for how long (server clock), when its record says since when
 };
@@ -243,10 +248,23 @@ struct LockState {
 std::vector<LockState> inspect(redis::Client& client, const std::vector<std::string>& names);
 
 // The state of every lock-shaped hash whose name matches a glob pattern, sorted
-// by name: owner fields with positive integer counts, and a lease or rlock's
-// record. SCAN runs to its end (cursor 0) on every primary; throws RedisError
-// when it does not end within a safety bound of rounds, never returns a short list.
+// by name (see lock_shaped). SCAN runs to its end (cursor 0) on every primary;
+// throws RedisError when it does not end within a safety bound of rounds, never
+// returns a short list.
 std::vector<LockState> find_locks(redis::Client& client, const std::string& pattern);
+
+// Whether a key found by SCAN is listed as a lock: a semaphore with permits
+// out, or a hash whose owner fields all have positive integer counts and that
+// has a lease or rlock's record, or, without either, whose owner fields all
+// have Redisson's shape (UUID:thread, a writer's UUID:thread:write): a
+// Redisson lock held without an expiry is the very lock `check --ttl-none`
+// looks for; a counter hash without expiry is no lock. Pure.
+bool lock_shaped(const LockState& state);
+
+// Whether an owner field has the shape Redisson (and rlock's own tokens)
+// give: a UUID, ':' and a number (a thread id, a pid), and for a read-write
+// lock's writer ':write' after it. Pure.
+bool redisson_owner_shaped(std::string_view field);
 
 // A fresh random operation id (16 hex digits) for try_acquire/release.
 std::string new_op_id();

@@ -90,7 +90,7 @@ private:
 } // namespace
 
 bool HolderRecord::readable() const {
-  return host || pid || command || acquired_at_ms || ttl_ms || fence || version || since_ms ||
+  return host || pid || command || acquired_at_ms || ttl_ms || fence || version || since_ms || until_ms ||
          renewed_at_ms || boot_id || start_ticks;
 }
 
@@ -105,6 +105,7 @@ HolderRecord parse_holder_record(std::string_view raw) {
   record.fence = fields.number("fence", 0, k_max_fence);
   record.version = fields.text("version");
   record.since_ms = fields.number("since_ms", 0, k_max_epoch_ms);
+  record.until_ms = fields.number("until_ms", 0, k_max_epoch_ms);
   record.renewed_at_ms = fields.number("renewed_at_ms", 0, k_max_epoch_ms);
   record.boot_id = fields.text("boot_id");
   record.start_ticks = fields.number("start_ticks", 0, std::numeric_limits<long long>::max());

@@ -23,6 +23,7 @@ struct HolderRecord {
   std::optional<long long> fence;          // >= 0
   std::optional<std::string> version;
   std::optional<long long> since_ms; // a waiter's record: waiting since (server time, ms)
+  std::optional<long long> until_ms; // a waiter's record: its own give-up time (server time, ms)
   std::optional<long long> renewed_at_ms; // the last renewal (server time, ms): run's renewals, renew
   // The holding process's identity on its host: the host's boot id
   // (/proc/sys/kernel/random/boot_id) and the process's start time (field 22

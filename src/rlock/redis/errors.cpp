@@ -108,6 +108,16 @@ std::string message_for(std::string_view text) {
 
 } // namespace
 
+bool denies_a_key(const RedisError& error) {
+  if (error.kind() != RedisErrorKind::auth) {
+    return false;
+  }
+  std::string_view text = error.what();
+  return text.find("access one of the keys") != std::string_view::npos ||
+         text.find("access a key") != std::string_view::npos ||
+         text.find("access at least one of the keys") != std::string_view::npos;
+}
+
 RedisError error_from_reply(std::string_view reply_text) {
   return RedisError(classify(reply_text), message_for(reply_text));
 }

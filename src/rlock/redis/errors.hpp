@@ -56,6 +56,13 @@ private:
 // one. The single place where reply error prefixes are interpreted.
 RedisError error_from_reply(std::string_view reply_text);
 
+// Whether an error is Redis refusing a request because the user may not use
+// one of the keys it names (an ACL key pattern, checked before a script runs:
+// "NOPERM this user has no permissions to access one of the keys used as
+// arguments", Redis 7.2's "NOPERM No permissions to access a key", or the same
+// raised inside a script), as opposed to a command the user may not run.
+bool denies_a_key(const RedisError& error);
+
 // Whether a kind means Redis cannot be reached or cannot answer now (no
 // connection, a timeout, loading, read-only, no quorum...): Outcome::unavailable.
 bool unavailable_kind(RedisErrorKind kind);

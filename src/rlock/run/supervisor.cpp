@@ -1,6 +1,7 @@
 #include <rlock/core/errors.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
+#include <rlock/lock/history.hpp>
 #include <rlock/lock/several.hpp>
 #include <rlock/run/spawn.hpp>
 #include <rlock/run/supervisor.hpp>
@@ -13,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <optional>
 
@@ -22,8 +24,9 @@ namespace {
 
 // Releases our level of every lock; never throws (the child's status matters more).
 // `within`: after a lost lease, one try of each release, never resent, all of
-// it within this long (StopPlan::release).
-void release_quietly(lock::Store& store, const RunSpec& spec, std::optional<Millis> within = std::nullopt) noexcept {
+// it within this long (StopPlan::release). Returns whether every release was
+// answered (the history got the release's event).
+bool release_quietly(lock::Store& store, const RunSpec& spec, std::optional<Millis> within = std::nullopt) noexcept {
   std::unique_ptr<lock::Store> bounded;
   try {
     if (within) {
@@ -34,13 +37,14 @@ void release_quietly(lock::Store& store, const RunSpec& spec, std::optional<Mill
   } catch (const std::exception& e) {
     log::debug("{}: {}", spec.label, e.what());
     if (within) {
-      return;
+      return false;
     }
   }
   auto released = lock::release_all(bounded ? *bounded : store, spec.locks, spec.request.mode.mode,
                                     spec.request.owner, false,
                                     within ? redis::RetryPolicy::Mode::once : redis::RetryPolicy::Mode::one_shot);
   lock::warn_unreleased(spec.label, spec.locks, released);
+  return std::none_of(released.errors.begin(), released.errors.end(), [](const auto& e) { return e != nullptr; });
 }
 
 // A lost lease in each lock's history: only the client knows it. After CMD is
@@ -307,8 +311,18 @@ int supervise_child(lock::Store* store, const RunSpec& spec, TimePoint acquired_
     return status;
   }
   if (release.within) {
-    release_quietly(*store, spec, release.within);
-    log_lost_quietly(*store, spec, lease);
+    bool answered = false;
+    {
+      // The history: this run ended by losing its lock (it exits 76), not by
+      // a normal release, whether the loss was proven or not confirmed in time.
+      lock::HistoryEnding ending("lost", lease.lost ? lease.lost_reason
+                                                    : fmt::format("no renewal could be confirmed in time{}",
+                                                                  lease.last_error.empty() ? "" : " (" + lease.last_error + ")"));
+      answered = release_quietly(*store, spec, release.within);
+    }
+    if (!answered) {
+      log_lost_quietly(*store, spec, lease);
+    }
     return status;
   }
   // Recorded while the lock is still held: no other run can take it between
