@@ -287,6 +287,10 @@ static __attribute__((noreturn)) void hand_over(const struct state* s, char** ar
   if (s->spec >= 0) {
     sys3(__NR_fcntl, s->spec, F_SETFD, 0); /* it must reach the next image */
   }
+  /* Open across the exec too (the next image closes it): a program file
+   * started through binfmt_misc (rlock for another machine, run by
+   * qemu-user) must stay reachable after the exec, or execveat fails (ENOENT). */
+  sys3(__NR_fcntl, s->exe, F_SETFD, 0);
   sys6(__NR_execveat, s->exe, (long)empty, (long)argv, (long)envp, AT_EMPTY_PATH, 0);
   /* Nothing else can stop CMD's tree from here: say so loudly. */
   say("rlock: rlock was killed and could not be started again to stop CMD's tree; stop it yourself "
