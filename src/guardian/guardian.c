@@ -29,9 +29,9 @@
  * parent-death signal, and it trusts getppid(), not the signal.
  *
  * Built two ways from this one file:
- *   - RLOCK_GUARDIAN_STANDALONE: freestanding, x86-64, raw system calls, no C
- *     library, no relocations (the build checks); embedded in rlock and
- *     executed from a memfd (run/spawn.cpp): a 16 KiB process;
+ *   - RLOCK_GUARDIAN_STANDALONE: freestanding, x86-64 or aarch64, raw system
+ *     calls, no C library, no relocations (the build checks); embedded in
+ *     rlock and executed from a memfd (run/spawn.cpp): a 16 KiB process;
  *   - hosted, inside rlock (system calls through libc's syscall()): where the
  *     small image cannot be executed (vm.memfd_noexec=2, another machine),
  *     rlock's own program file is executed as the guardian and main() calls
@@ -49,41 +49,36 @@
  *     go, never this variable. When rlock died, its first letter becomes 'O'
  *     for the rlock executed then. */
 
+/* Every number below comes from the kernel's own headers (system calls,
+ * signals, flags, ioctls, struct pollfd), so one source serves each
+ * architecture: only the generic system calls are used (ppoll, pipe2,
+ * execveat...: aarch64 has no poll, pipe, dup2 or open). The same headers in
+ * both builds; the hosted one adds the C library's syscall() and errno. Two
+ * facts are the kernel's ABI on every Linux architecture, not per
+ * architecture: the wait status layout (a stopped child's low byte is 0x7f)
+ * and the 64-bit signal set rt_sigprocmask and signalfd4 take (128 bits only
+ * on MIPS, which rlock is not built for). */
+#include <asm/ioctls.h>
+#include <asm/signal.h>
 #include <asm/unistd.h>
+#include <linux/errno.h>
+#include <linux/fcntl.h>
+#include <linux/mman.h>
+#include <linux/poll.h>
+#include <linux/prctl.h>
+#include <linux/signalfd.h>
+#include <linux/wait.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "guardian.h"
 
-enum {
-  k_sigchld = 17,
-  k_sig_block = 0,
-  k_sig_setmask = 2,
-  k_wnohang = 1,
-  k_wuntraced = 2,
-  k_sfd_cloexec = 02000000,
-  k_o_cloexec = 02000000,
-  k_f_setfd = 2,
-  k_fd_cloexec = 1,
-  k_at_empty_path = 0x1000,
-  k_pr_set_pdeathsig = 1,
-  k_pr_set_name = 15,
-  k_pr_set_child_subreaper = 36,
-  k_tiocspgrp = 0x5410,
-  k_eintr = 4,
-  k_echild = 10,
-  k_enoexec = 8,
-  k_pollin = 1,
-  k_prot_rw = 3,
-  k_map_private_anonymous = 0x22,
-};
+typedef uint64_t kernel_sigset; /* the kernel's sigset_t, as rt_sigprocmask and signalfd4 take it */
 
 #ifdef RLOCK_GUARDIAN_STANDALONE
 
-#if !defined(__x86_64__)
-#error "the small guardian is written for x86-64; CMake builds it only there"
-#endif
-
+/* The machine's system call instruction: the one architecture-specific part. */
+#if defined(__x86_64__)
 static long sys6(long nr, long a, long b, long c, long d, long e, long f) {
   register long r10 __asm__("r10") = d;
   register long r8 __asm__("r8") = e;
@@ -95,6 +90,24 @@ static long sys6(long nr, long a, long b, long c, long d, long e, long f) {
                    : "rcx", "r11", "memory");
   return ret;
 }
+#elif defined(__aarch64__)
+static long sys6(long nr, long a, long b, long c, long d, long e, long f) {
+  register long x8 __asm__("x8") = nr;
+  register long x0 __asm__("x0") = a;
+  register long x1 __asm__("x1") = b;
+  register long x2 __asm__("x2") = c;
+  register long x3 __asm__("x3") = d;
+  register long x4 __asm__("x4") = e;
+  register long x5 __asm__("x5") = f;
+  __asm__ volatile("svc #0"
+                   : "+r"(x0)
+                   : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+                   : "memory");
+  return x0;
+}
+#else
+#error "the small guardian is written for x86-64 and aarch64; CMake builds it only there"
+#endif
 
 /* The compiler may call these for struct copies and zeroing. */
 void* memset(void* to, int byte, size_t n) {
@@ -187,17 +200,12 @@ struct state {
   long tty; /* from the go message */
 };
 
-struct pollfd_ {
-  int fd;
-  short events, revents;
-};
-
 /* Reads exactly n bytes; 0 at the end of the pipe or on an error. */
 static int read_all(long fd, void* to, long n) {
   char* p = (char*)to;
   while (n > 0) {
     long r = sys3(__NR_read, fd, (long)p, n);
-    if (r == -k_eintr) {
+    if (r == -EINTR) {
       continue;
     }
     if (r <= 0) {
@@ -210,7 +218,7 @@ static int read_all(long fd, void* to, long n) {
 }
 
 static void* allocate(long n) {
-  long p = sys6(__NR_mmap, 0, n, k_prot_rw, k_map_private_anonymous, -1, 0);
+  long p = sys6(__NR_mmap, 0, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   return p < 0 && p > -4096 ? 0 : (void*)p;
 }
 
@@ -219,10 +227,10 @@ static void* allocate(long n) {
  * an error) or died before it took the lock; nothing was started. */
 static int wait_for_go(struct state* s, long signals, char*** cmd_envp) {
   for (;;) {
-    struct pollfd_ fds[2] = {{(int)s->go, k_pollin, 0}, {(int)signals, k_pollin, 0}};
-    sys3(__NR_poll, (long)fds, 2, -1);
+    struct pollfd fds[2] = {{(int)s->go, POLLIN, 0}, {(int)signals, POLLIN, 0}};
+    sys6(__NR_ppoll, (long)fds, 2, 0, 0, sizeof(kernel_sigset), 0); /* no timeout, the mask kept */
     if (fds[1].revents) {
-      char taken[128 * 4];
+      struct signalfd_siginfo taken[4];
       sys3(__NR_read, signals, (long)taken, sizeof taken);
     }
     if (sys3(__NR_getppid, 0, 0, 0) != s->parent) {
@@ -277,9 +285,13 @@ static __attribute__((noreturn)) void hand_over(const struct state* s, char** ar
   static const char empty[1] = {0};
   *s->role = 'O';
   if (s->spec >= 0) {
-    sys3(__NR_fcntl, s->spec, k_f_setfd, 0); /* it must reach the next image */
+    sys3(__NR_fcntl, s->spec, F_SETFD, 0); /* it must reach the next image */
   }
-  sys6(__NR_execveat, s->exe, (long)empty, (long)argv, (long)envp, k_at_empty_path, 0);
+  /* Open across the exec too (the next image closes it): a program file
+   * started through binfmt_misc (rlock for another machine, run by
+   * qemu-user) must stay reachable after the exec, or execveat fails (ENOENT). */
+  sys3(__NR_fcntl, s->exe, F_SETFD, 0);
+  sys6(__NR_execveat, s->exe, (long)empty, (long)argv, (long)envp, AT_EMPTY_PATH, 0);
   /* Nothing else can stop CMD's tree from here: say so loudly. */
   say("rlock: rlock was killed and could not be started again to stop CMD's tree; stop it yourself "
       "(its lock expires by its lease)\n");
@@ -292,18 +304,18 @@ static __attribute__((noreturn)) void become_cmd(const struct state* s, char** a
   if (s->tty) {
     /* Every signal is still blocked: SIGTTOU cannot stop this. */
     int self = (int)sys3(__NR_getpid, 0, 0, 0);
-    sys3(__NR_ioctl, 0, k_tiocspgrp, (long)&self);
+    sys3(__NR_ioctl, 0, TIOCSPGRP, (long)&self);
   }
   /* CMD gets rlock's environment, never this program's state. */
   char** entry = env_entry(envp, "RLOCK_GUARDIAN");
   for (; entry && *entry; ++entry) {
     entry[0] = entry[1];
   }
-  uint64_t none = 0;
-  sys6(__NR_rt_sigprocmask, k_sig_setmask, (long)&none, 0, 8, 0, 0);
+  kernel_sigset none = 0;
+  sys6(__NR_rt_sigprocmask, SIG_SETMASK, (long)&none, 0, sizeof none, 0, 0);
   const char* path = argv[1];
   long r = sys3(__NR_execve, (long)path, (long)(argv + 2), (long)envp);
-  if (r == -k_enoexec) {
+  if (r == -ENOEXEC) {
     /* No "#!": /bin/sh runs it, as execvp does. */
     argv[1] = (char*)"/bin/sh";
     argv[2] = (char*)path;
@@ -328,20 +340,20 @@ int rlock_guardian_main(int argc, char** argv, char** envp) {
     say("rlock: internal error: the guardian was started without its state\n");
     return 70;
   }
-  sys3(__NR_prctl, k_pr_set_name, (long)"rlock-guardian", 0);
-  sys3(__NR_prctl, k_pr_set_child_subreaper, 1, 0);
-  sys3(__NR_prctl, k_pr_set_pdeathsig, s.death_signal, 0);
+  sys3(__NR_prctl, PR_SET_NAME, (long)"rlock-guardian", 0);
+  sys3(__NR_prctl, PR_SET_CHILD_SUBREAPER, 1, 0);
+  sys3(__NR_prctl, PR_SET_PDEATHSIG, s.death_signal, 0);
   /* rlock started it with every signal blocked; they stay so. */
-  uint64_t all = ~(uint64_t)0;
-  sys6(__NR_rt_sigprocmask, k_sig_block, (long)&all, 0, 8, 0, 0);
-  uint64_t wake = (1ULL << (k_sigchld - 1)) | (1ULL << (s.death_signal - 1));
-  long signals = sys6(__NR_signalfd4, -1, (long)&wake, 8, k_sfd_cloexec, 0, 0);
+  kernel_sigset all = ~(kernel_sigset)0;
+  sys6(__NR_rt_sigprocmask, SIG_BLOCK, (long)&all, 0, sizeof all, 0, 0);
+  kernel_sigset wake = ((kernel_sigset)1 << (SIGCHLD - 1)) | ((kernel_sigset)1 << (s.death_signal - 1));
+  long signals = sys6(__NR_signalfd4, -1, (long)&wake, sizeof wake, SFD_CLOEXEC, 0, 0);
   /* Not for CMD. */
-  sys3(__NR_fcntl, s.exe, k_f_setfd, k_fd_cloexec);
-  sys3(__NR_fcntl, s.report, k_f_setfd, k_fd_cloexec);
-  sys3(__NR_fcntl, s.go, k_f_setfd, k_fd_cloexec);
+  sys3(__NR_fcntl, s.exe, F_SETFD, FD_CLOEXEC);
+  sys3(__NR_fcntl, s.report, F_SETFD, FD_CLOEXEC);
+  sys3(__NR_fcntl, s.go, F_SETFD, FD_CLOEXEC);
   if (s.spec >= 0) {
-    sys3(__NR_fcntl, s.spec, k_f_setfd, k_fd_cloexec);
+    sys3(__NR_fcntl, s.spec, F_SETFD, FD_CLOEXEC);
   }
   if (signals < 0) {
     return 70;
@@ -355,9 +367,10 @@ int rlock_guardian_main(int argc, char** argv, char** envp) {
   sys3(__NR_close, s.go, 0, 0);
 
   int failed[2];
-  long cmd = sys3(__NR_pipe2, (long)failed, k_o_cloexec, 0);
+  long cmd = sys3(__NR_pipe2, (long)failed, O_CLOEXEC, 0);
   if (cmd == 0) {
-    cmd = sys6(__NR_clone, k_sigchld, 0, 0, 0, 0, 0);
+    /* fork: clone's argument order differs between architectures, all but the first are 0 */
+    cmd = sys6(__NR_clone, SIGCHLD, 0, 0, 0, 0, 0);
   }
   if (cmd == 0) {
     become_cmd(&s, argv, cmd_envp, failed[1]);
@@ -370,7 +383,7 @@ int rlock_guardian_main(int argc, char** argv, char** envp) {
   sys3(__NR_close, failed[1], 0, 0);
   int32_t err = 0;
   long n;
-  while ((n = sys3(__NR_read, failed[0], (long)&err, sizeof err)) == -k_eintr) {
+  while ((n = sys3(__NR_read, failed[0], (long)&err, sizeof err)) == -EINTR) {
   }
   sys3(__NR_close, failed[0], 0, 0);
   if (n == sizeof err) {
@@ -383,7 +396,7 @@ int rlock_guardian_main(int argc, char** argv, char** envp) {
   for (;;) {
     int status = 0, end = 0, ended = 0;
     long pid;
-    while ((pid = sys6(__NR_wait4, -1, (long)&status, k_wnohang | k_wuntraced, 0, 0, 0)) > 0) {
+    while ((pid = sys6(__NR_wait4, -1, (long)&status, WNOHANG | WUNTRACED, 0, 0, 0)) > 0) {
       if (pid != cmd) {
         continue; /* an orphan of CMD's tree */
       }
@@ -398,9 +411,9 @@ int rlock_guardian_main(int argc, char** argv, char** envp) {
      * for before it releases. After the last, nothing but exit: rlock may be
      * gone at once, and this must not take that for its death. */
     if (ended) {
-      report(&s, pid == -k_echild ? guardian_exited_last : guardian_exited, end);
+      report(&s, pid == -ECHILD ? guardian_exited_last : guardian_exited, end);
     }
-    if (pid == -k_echild) {
+    if (pid == -ECHILD) {
       return 0; /* nothing of CMD's tree is left */
     }
     if (sys3(__NR_getppid, 0, 0, 0) != s.parent) {
@@ -409,7 +422,7 @@ int rlock_guardian_main(int argc, char** argv, char** envp) {
       }
       hand_over(&s, argv, envp);
     }
-    char taken[128 * 4];
+    struct signalfd_siginfo taken[4];
     sys3(__NR_read, signals, (long)taken, sizeof taken);
   }
 }
@@ -423,6 +436,9 @@ __attribute__((used, noinline)) void guardian_start(long* stack) {
   exit_with(rlock_guardian_main(argc, argv, argv + argc + 1));
 }
 
+/* The entry point: the initial stack (argc, argv, envp) to guardian_start,
+ * the frame chain ended. */
+#if defined(__x86_64__)
 __asm__(".text\n"
         ".global _start\n"
         ".type _start, @function\n"
@@ -432,5 +448,16 @@ __asm__(".text\n"
         "  and $-16, %rsp\n"
         "  call guardian_start\n"
         "  hlt\n");
+#elif defined(__aarch64__)
+__asm__(".text\n"
+        ".global _start\n"
+        ".type _start, %function\n"
+        "_start:\n"
+        "  mov x29, #0\n"
+        "  mov x30, #0\n"
+        "  mov x0, sp\n"
+        "  bl guardian_start\n"
+        "  brk #0\n");
+#endif
 
 #endif

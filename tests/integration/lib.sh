@@ -7,8 +7,12 @@ set -u
 RLOCK=${RLOCK_BIN:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/rlock}
 [ -x "$RLOCK" ] || { echo "FAIL: rlock binary not found at $RLOCK (set RLOCK_BIN)"; exit 1; }
 # The scripts exactly as the binary sends them: the build assembles each lua/*.lua
-# (its `-- @include` lines replaced by lua/lib/ files) into lua/ next to the binary.
-RLOCK_LUA=$(dirname "$RLOCK")/lua
+# (its `-- @include` lines replaced by lua/lib/ files) into lua/ next to the binary
+# (RLOCK_LUA names that directory for a binary elsewhere: an installed package's).
+RLOCK_LUA=${RLOCK_LUA:-$(dirname "$RLOCK")/lua}
+# RLOCK_EMULATOR: set when rlock is another machine's program, run by this
+# emulator (binfmt_misc's interpreter; ./dev test --arch arm64): see runs_program.
+RLOCK_EMULATOR=${RLOCK_EMULATOR:-}
 command -v redis-cli >/dev/null || { echo "FAIL: redis-cli is not installed"; exit 1; }
 # The server start_redis starts (RLOCK_TEST_SERVER): redis7, this host's
 # redis-server (Debian 12's Redis 7.0, the default); redis8 or valkey8, Debian
@@ -63,6 +67,23 @@ cleanup() {
   rm -rf "$TEST_TMP"
 }
 trap cleanup EXIT
+
+# runs_program PID FILE: whether PID runs the program FILE (a grep -x pattern
+# for the path /proc/PID/exe names). Under RLOCK_EMULATOR that is the emulator,
+# which maps the program it runs (and a dynamic one's libraries): FILE must be
+# one of the files it maps.
+runs_program() {
+  local exe
+  exe=$(readlink "/proc/$1/exe") || return 1
+  if [ -n "$RLOCK_EMULATOR" ] && [ "$exe" = "$RLOCK_EMULATOR" ]; then
+    awk 'NF >= 6 { file = $6; for (i = 7; i <= NF; i++) file = file " " $i; print file }' "/proc/$1/maps" |
+      grep -qx -- "$2"
+  else
+    grep -qx -- "$2" <<<"$exe"
+  fi
+}
+export -f runs_program
+export RLOCK_EMULATOR
 
 # A TCP port nobody listens on (the kernel picks it).
 free_port() {

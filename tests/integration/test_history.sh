@@ -132,13 +132,18 @@ check "write: re-entered and a one-level release (left=1)" \
 
 # --- renewed-late in the read-write and semaphore layouts
 for mode in -s --write --limit=2; do
-  r acquire "hl${mode//[-=]/}" $mode --owner tok-l --ttl 4s
+  r acquire "hl${mode//[-=]/}" $mode --owner tok-l --ttl 6s
 done
-sleep 3 # under a third of the 4s lease left (a late sleep only makes it later)
+# Under a third of the 6s lease left: late. Each late renewal comes 4.1s plus
+# three rlock runs after its acquisition, whatever the mode's place (an
+# emulated rlock, ./dev test --arch arm64, takes a tenth of a second or more).
+sleep 4.1
+for mode in -s --write --limit=2; do
+  r renew "hl${mode//[-=]/}" $mode --owner tok-l --ttl 6s
+done
 for mode in -s --write --limit=2; do
   name=hl${mode//[-=]/}
-  r renew "$name" $mode --owner tok-l --ttl 4s
-  r renew "$name" $mode --owner tok-l --ttl 4s
+  r renew "$name" $mode --owner tok-l --ttl 6s
   r history "$name"
   want="acquired renewed-late renewed " # the hold's last renewal, kept as its marker (issue 30)
   [ "$mode" = --limit=2 ] && want="acquired renewed-late " # a permit's lease end is in its set

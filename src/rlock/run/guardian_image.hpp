@@ -5,7 +5,8 @@
 namespace rlock::run {
 
 // The small guardian program (src/guardian/guardian.c), built and embedded by
-// CMake (cmake/embed_guardian.cmake); empty where it is not built (not x86-64).
+// CMake (cmake/embed_guardian.cmake); empty where it is not built (neither
+// x86-64 nor aarch64).
 extern const unsigned char k_guardian_image[];
 extern const std::size_t k_guardian_image_size;
 
