@@ -131,6 +131,12 @@ HeardWhat read_messages(redis::Connection& sub, std::string_view release_channel
 
 using Subscriptions = std::vector<std::optional<redis::Connection>>;
 
+// What close_finished_waits() closes.
+Subscriptions& finished_waits() {
+  static Subscriptions parked;
+  return parked;
+}
+
 // Polls the subscriptions (those connected) and the signals until `until`,
 // and tells `tell` what was heard on which.
 void listen(Subscriptions& subs, std::string_view release_channel, SignalFd* signals, TimePoint until,
@@ -164,6 +170,10 @@ void listen(Subscriptions& subs, std::string_view release_channel, SignalFd* sig
 }
 
 } // namespace
+
+void close_finished_waits() noexcept {
+  finished_waits().clear();
+}
 
 void throw_if_interrupted(SignalFd& signals) {
   while (int sig = signals.take()) {
@@ -478,6 +488,11 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
         break;
       }
       if (result.acquired) {
+        for (auto& sub : subs) {
+          if (sub && sub->connected()) {
+            finished_waits().push_back(std::move(sub));
+          }
+        }
         return result;
       }
       answered_at = Clock::now();

@@ -193,6 +193,12 @@ struct WaitOn {
   bool turns = false;
 };
 
+// The subscriptions of waits that ended with the lock taken are kept open
+// until this is called (run calls it once CMD has its go: closing a socket
+// costs a TCP reset, not on the way from "acquired" to CMD), or until the
+// process exits.
+void close_finished_waits() noexcept;
+
 // The one waiter: takes the lock with `on.attempt`, waiting up to
 // request.wait without polling as WaitPlan decides (subscribing on each of
 // on.nodes to wait_channels(request, ...); a sharded subscription that the server

@@ -3,6 +3,7 @@
 #include <rlock/core/text.hpp>
 #include <rlock/lock/history.hpp>
 #include <rlock/lock/several.hpp>
+#include <rlock/lock/waiter.hpp>
 #include <rlock/run/spawn.hpp>
 #include <rlock/run/supervisor.hpp>
 #include <rlock/run/tree.hpp>
@@ -403,6 +404,7 @@ int supervise(lock::Store& store, const RunSpec& spec, const std::vector<lock::A
     release_quietly(store, spec);
     throw;
   }
+  lock::close_finished_waits(); // after the go: off the way from "acquired" to CMD
   return supervise_guarded(&store, spec, acquired_at, signals, child, tty);
 }
 
