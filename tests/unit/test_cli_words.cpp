@@ -27,15 +27,26 @@ TEST_CASE("layouts: each script word decodes to its layout and renders back to t
 }
 
 TEST_CASE("a busy holder's held_as words") {
+  using rlock::lock::Mode;
   rlock::lock::Holder holder;
-  CHECK(rlock::cli::held_as_word(holder).empty());
+  CHECK(rlock::cli::held_as_word(holder, Mode::exclusive).empty());
   holder.queue_turn = true;
-  CHECK(rlock::cli::held_as_word(holder) == "queue");
+  CHECK(rlock::cli::held_as_word(holder, Mode::fair) == "queue");
   holder.queue_turn = false;
   holder.layout = Layout::write;
-  CHECK(rlock::cli::held_as_word(holder) == "write");
+  CHECK(rlock::cli::held_as_word(holder, Mode::read) == "write");
   holder.layout = Layout::other;
-  CHECK(rlock::cli::held_as_word(holder) == "?");
+  CHECK(rlock::cli::held_as_word(holder, Mode::exclusive) == "?");
+  // The semaphore's layout: another layout for a plain request; for --limit,
+  // every permit taken (no held_as, and the JSON's type says "semaphore").
+  holder.layout = Layout::semaphore;
+  holder.type = rlock::lock::KeyType::string;
+  CHECK(rlock::cli::held_as_word(holder, Mode::exclusive) == "semaphore");
+  CHECK(rlock::cli::holder_type_word(holder, Mode::exclusive) == "string");
+  CHECK_FALSE(rlock::cli::every_permit_taken(holder, Mode::exclusive));
+  CHECK(rlock::cli::held_as_word(holder, Mode::limit).empty());
+  CHECK(rlock::cli::holder_type_word(holder, Mode::limit) == "semaphore");
+  CHECK(rlock::cli::every_permit_taken(holder, Mode::limit));
 }
 
 TEST_CASE("Redlock answers and doctor verdicts render as before") {
@@ -77,6 +88,25 @@ TEST_CASE("decode_acquire is pure: it needs no connection and undoes nothing") {
       rlock::TimePoint{});
   CHECK(rw.holder.layout == Layout::write);
   CHECK_FALSE(rw.holder.queue_turn);
+  // Every permit taken: the semaphore's key type and layout (no pseudo-type).
+  auto permits = rlock::lock::detail::decode_acquire(
+      {array({integer(0), str("p1"), integer(800), str("string"), nil, str("semaphore")}), -1}, rlock::TimePoint{});
+  CHECK(permits.holder.type == rlock::lock::KeyType::string);
+  CHECK(permits.holder.layout == Layout::semaphore);
+  CHECK(permits.holder.owner == "p1");
+}
+
+TEST_CASE("key types: TYPE's words decode once and render back to the same word") {
+  using rlock::lock::KeyType;
+  for (const char* word : {"none", "string", "list", "set", "zset", "hash", "stream", "vectorset"}) {
+    CAPTURE(word);
+    CHECK(rlock::lock::key_type_of(word) != KeyType::other);
+    CHECK(rlock::lock::key_type_name(rlock::lock::key_type_of(word)) == word);
+  }
+  CHECK(rlock::lock::key_type_of("") == KeyType::none); // nothing said: no key
+  CHECK(rlock::lock::key_type_of("ReJSON-RL") == KeyType::other); // a module's type
+  CHECK(rlock::lock::key_type_name(KeyType::other) == "other");
+  CHECK(rlock::lock::key_type_of("semaphore") == KeyType::other); // a layout, never a type
 }
 
 TEST_CASE("a fair waiter whose give-up time has passed is no waiter: not counted, not shown (issue 30)") {

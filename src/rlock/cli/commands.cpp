@@ -120,10 +120,10 @@ private:
     nlohmann::json doc{{"name", name},
                        {"acquired", false},
                        {"holder", holder.owner},
-                       {"type", holder.type},
+                       {"type", holder_type_word(holder, inv.mode.mode)},
                        {"ttl_ms", holder.ttl.count()},
                        {"holder_info", holder_json(holder.record)}};
-    if (auto held_as = held_as_word(holder); !held_as.empty()) {
+    if (auto held_as = held_as_word(holder, inv.mode.mode); !held_as.empty()) {
       doc["held_as"] = held_as;
     }
     print_json(doc);
@@ -135,16 +135,18 @@ private:
                           holder_phrase(holder, inv.mode.mode)));
 }
 
-// Why release or renew did nothing (`layout`: for OwnerCheck::layout).
-std::string not_held_reason(lock::OwnerCheck check, const std::string& detail, lock::Layout layout) {
+// Why release or renew did nothing (`detail`: for OwnerCheck::other, `type`:
+// foreign, `layout`: layout).
+std::string not_held_reason(lock::OwnerCheck check, const std::string& detail, lock::KeyType type,
+                            lock::Layout layout) {
   switch (check) {
   case lock::OwnerCheck::missing:
     return "not held: no such lock (it expired or was released)";
   case lock::OwnerCheck::other:
     return fmt::format("not held by this owner: held by {}", printable(detail));
   case lock::OwnerCheck::foreign:
-    return fmt::format("not a lock: the key is a {}{}; left untouched", detail,
-                       detail == "string" ? " (a --limit semaphore is released with --limit N)" : "");
+    return fmt::format("not a lock: the key is a {}{}; left untouched", lock::key_type_name(type),
+                       type == lock::KeyType::string ? " (a --limit semaphore is released with --limit N)" : "");
   case lock::OwnerCheck::layout:
     return fmt::format("not held in this mode: it is {}; {}", layout_phrase(layout, detail, false),
                        layout == lock::Layout::read        ? "give -s"
@@ -247,7 +249,7 @@ int per_lock_outcome(const Context& ctx, const std::vector<Result>& results,
   const auto& result = results[failed];
   throw Error(Outcome::not_held,
               fmt::format("{}{}", results.size() > 1 ? quote(ctx.locks[failed].name) + ": " : "",
-                          not_held_reason(result.check, result.detail, result.layout)));
+                          not_held_reason(result.check, result.detail, result.type, result.layout)));
 }
 
 int cmd_acquire(Context& ctx) {

@@ -73,8 +73,19 @@ std::string mode_word(const lock::LockState& state) {
   return layout_word(state.layout, state.mode_field);
 }
 
-std::string held_as_word(const lock::Holder& holder) {
-  return holder.queue_turn ? "queue" : layout_word(holder.layout, "?");
+bool every_permit_taken(const lock::Holder& holder, lock::Mode asked) {
+  return asked == lock::Mode::limit && holder.layout == lock::Layout::semaphore;
+}
+
+std::string held_as_word(const lock::Holder& holder, lock::Mode asked) {
+  if (holder.queue_turn) {
+    return "queue";
+  }
+  return every_permit_taken(holder, asked) ? "" : layout_word(holder.layout, "?");
+}
+
+std::string holder_type_word(const lock::Holder& holder, lock::Mode asked) {
+  return std::string(every_permit_taken(holder, asked) ? "semaphore" : lock::key_type_name(holder.type));
 }
 
 std::string_view mode_word(lock::Mode mode) {
@@ -150,7 +161,7 @@ bool same_family(lock::Mode asked, lock::Layout layout) {
 } // namespace
 
 std::string holder_phrase(const lock::Holder& holder, lock::Mode asked) {
-  if (holder.type == "semaphore") {
+  if (every_permit_taken(holder, asked)) {
     std::string who = holder.owner.empty() ? std::string() : " by " + printable(holder.owner);
     if (holder.record) {
       who += record_phrase(*holder.record);
@@ -184,9 +195,9 @@ std::string holder_phrase(const lock::Holder& holder, lock::Mode asked) {
     return fmt::format("held as {}{}, {}", layout_phrase(holder.layout, "?", !same_family(asked, holder.layout)), who,
                        ttl_phrase(holder.ttl));
   }
-  if (holder.type != "hash" && !holder.type.empty()) {
-    return fmt::format("held by a foreign {} key (not an rlock/Redisson lock{}), {}", holder.type,
-                       holder.type == "string" ? ", or a --limit semaphore" : "", ttl_phrase(holder.ttl));
+  if (holder.type != lock::KeyType::hash && holder.type != lock::KeyType::none) {
+    return fmt::format("held by a foreign {} key (not an rlock/Redisson lock{}), {}", lock::key_type_name(holder.type),
+                       holder.type == lock::KeyType::string ? ", or a --limit semaphore" : "", ttl_phrase(holder.ttl));
   }
   std::string who = holder.owner.empty() ? std::string("an unknown owner") : printable(holder.owner);
   if (holder.record) {
@@ -329,7 +340,7 @@ std::string lock_kind(const lock::LockState& state) {
   if (!state.held()) {
     return "";
   }
-  if (state.type != "hash") {
+  if (state.type != lock::KeyType::hash) {
     return "foreign";
   }
   if (state.layout == lock::Layout::read || state.layout == lock::Layout::write) {
@@ -375,8 +386,9 @@ std::string single_status_line(const lock::LockState& state) {
     }
     return out + waiters_phrase(state);
   }
-  if (state.type != "hash") {
-    return fmt::format("{}: held by a foreign {} key, {}", name, state.type, ttl_phrase(state.ttl));
+  if (state.type != lock::KeyType::hash) {
+    return fmt::format("{}: held by a foreign {} key, {}", name, lock::key_type_name(state.type),
+                       ttl_phrase(state.ttl));
   }
   if (!state.complete) {
     return fmt::format("{}: a hash too big to be a lock (not read), {}", name, ttl_phrase(state.ttl));
@@ -488,8 +500,8 @@ nlohmann::json status_json(const lock::LockState& state) {
       {"held", state.held()},
       {"kind", state.held() || state.layout == lock::Layout::semaphore ? nlohmann::json(lock_kind(state))
                                                                         : nlohmann::json(nullptr)},
-      {"type", state.held() ? nlohmann::json(state.type) : nlohmann::json(nullptr)},
-      {"foreign", state.held() && state.type != "hash" && state.layout != lock::Layout::semaphore},
+      {"type", state.held() ? nlohmann::json(lock::key_type_name(state.type)) : nlohmann::json(nullptr)},
+      {"foreign", state.held() && state.type != lock::KeyType::hash && state.layout != lock::Layout::semaphore},
       {"ttl_ms", state.held() ? nlohmann::json(state.ttl.count()) : nlohmann::json(nullptr)},
       {"owners", owners},
       {"owner", state.owners.empty() ? nlohmann::json(nullptr) : nlohmann::json(state.owners.front().first)},

@@ -30,9 +30,16 @@ std::string layout_word(lock::Layout layout, std::string_view other_word);
 // status --json's "mode" of a lock: its layout's word (other: the 'mode' field
 // as read); "" for none.
 std::string mode_word(const lock::LockState& state);
+// Whether a busy answer to a request in mode `asked` means that every permit
+// of a --limit semaphore is taken (the script said the semaphore's layout).
+bool every_permit_taken(const lock::Holder& holder, lock::Mode asked);
 // A busy answer's "held_as": the layout's word, "queue" for a fair waiter's
-// turn, "?" for other; "" when held in the layout asked for.
-std::string held_as_word(const lock::Holder& holder);
+// turn, "?" for other; "" when held in the layout asked for (not said, or
+// every permit taken).
+std::string held_as_word(const lock::Holder& holder, lock::Mode asked);
+// A busy answer's "type": the key's type ("hash", "string"...), "semaphore"
+// when every permit is taken.
+std::string holder_type_word(const lock::Holder& holder, lock::Mode asked);
 // A mode flag's word: "exclusive", "fair", "shared", "write", "limit" (acquire
 // --json's "mode"; "--shared", "--limit" in messages).
 std::string_view mode_word(lock::Mode mode);

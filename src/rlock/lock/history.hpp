@@ -108,11 +108,11 @@ enum class LogAccess {
 
 struct History {
   std::vector<HistoryEvent> events; // oldest first
-  std::string type;                 // NAME's key type now ("none", "hash", ...)
+  KeyType type = KeyType::none;     // NAME's key type now
   bool redisson = false;            // NAME is held with no rlock record: made by Redisson
   bool ours = false;                // NAME is a hash with an rlock record (held by rlock now)
   LogAccess access = LogAccess::unknown;
-  std::string log_type; // the history key's type ("none", "stream", "string"...); "" when it could not be read
+  std::optional<KeyType> log_type; // the history key's type; nullopt when it could not be read
 };
 
 // The newest `limit` events of NAME and what NAME is now (lua/history_read.lua).

@@ -28,7 +28,7 @@ public:
                     redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) override {
     return lock::renew(m_client, keys, mode, owner, lease, retry, sync);
   }
-  std::optional<std::string> force_unlock(const LockKeys& keys) override {
+  std::optional<KeyType> force_unlock(const LockKeys& keys) override {
     return lock::force_unlock(m_client, keys);
   }
   ConditionalRemoval force_unlock_if(const LockKeys& keys, const ExpectedHold& expected) override {
