@@ -1,3 +1,4 @@
+#include <rlock/cli/cmd_run.hpp>
 #include <rlock/cli/exit.hpp>
 #include <rlock/cli/options.hpp>
 #include <rlock/core/defaults.hpp>
@@ -74,7 +75,7 @@ TEST_CASE("defaults: the help text says the defaults the code uses") {
   const char* argv[] = {"rlock", "run", "L", "--", "true"};
   auto parsed = rlock::cli::parse(5, argv, [](const char*) -> const char* { return nullptr; });
   REQUIRE(parsed.invocation);
-  CHECK(parsed.invocation->kill_after == rlock::k_default_kill_after);
+  CHECK(parsed.invocation->own_as<rlock::cli::RunOptions>().kill_after == rlock::k_default_kill_after);
   CHECK(parsed.invocation->global.connect_timeout == rlock::k_default_connect_timeout);
   CHECK(parsed.invocation->global.io_timeout == rlock::k_default_io_timeout);
   CHECK(parsed.invocation->global.conflict_exit_code == rlock::k_default_conflict_exit_code);

@@ -1,4 +1,5 @@
 #include <rlock/cli/render.hpp>
+#include <rlock/cli/render_json.hpp>
 #include <rlock/cli/table.hpp>
 #include <rlock/cli/terminal.hpp>
 

@@ -1,6 +1,7 @@
 // The typed lock state and its words: decoded once (lock::layout_of,
 // detail::decode_*), turned into words only by cli/render.
 #include <rlock/cli/render.hpp>
+#include <rlock/cli/render_json.hpp>
 #include <rlock/lock/detail.hpp>
 
 #include <doctest/doctest.h>
