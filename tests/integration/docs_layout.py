@@ -124,6 +124,9 @@ def md_refs(root):
                 ref = re.sub(r"^\$\{?\w+\}?/", "", ref)  # "$SRC/docs/x.md": root-relative
                 if "$" in ref or ref.startswith("/"):
                     continue
+                if "/" in ref and not os.path.exists(os.path.join(root, ref.split("/")[0])) \
+                        and not os.path.exists(os.path.join(top, ref.split("/")[0])):
+                    continue  # not a path in the source tree (the package's share/doc/...)
                 if not (os.path.exists(os.path.join(root, ref)) or os.path.exists(os.path.join(top, ref))):
                     print(f"{os.path.relpath(path, root)} names {ref}, which does not exist")
 
