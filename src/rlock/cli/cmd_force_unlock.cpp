@@ -1,6 +1,7 @@
 // `rlock force-unlock NAME [--if-dead]`: remove a lock whoever holds it, or
 // only when its recorded holder process is provably gone; its row, flags,
-// handler and exit status (1: nothing to remove).
+// handler and exit status (1: nothing to remove; --if-dead on a lock still
+// held: busy, 75 or -E's).
 
 #include <rlock/cli/cli11.hpp>
 #include <rlock/cli/flags.hpp>
@@ -29,7 +30,8 @@ Convert force_unlock_flags(CLI::App& sub, SharedFlags& shared) {
   add_names(sub, shared, "Lock name", true)->expected(1);
   sub.add_flag(
       "--if-dead", raw->if_dead,
-      "Remove it only when its recorded holder process on this host is gone (exit 1 and why if not)");
+      "Remove it only when its recorded holder process on this host is gone (if not: why, and the busy "
+      "exit code, 75 or -E's; 1 when it is free)");
   return [raw](Invocation& inv, Env) {
     if (raw->if_dead && inv.global.urls.size() > 1) {
       throw UsageError("--if-dead takes one URL: a Redlock's holder record is per master");
@@ -69,7 +71,12 @@ int force_unlock_if_dead(Context& ctx, const lock::LockState& before) {
         {{"name", keys.name}, {"removed", removed}, {"reason", verdict.why}, {"was", status_json(before)}});
   }
   if (!removed) {
-    throw Error(before.held() ? Outcome::holder_alive : Outcome::nothing_removed,
+    // Free now (it was, or it was released meanwhile): nothing to remove (1).
+    // Still held (its holder not provably gone, or a new one): busy (75, -E),
+    // a lock to leave alone or try again later.
+    const bool free_now = done.outcome == lock::IfDeadOutcome::free ||
+                          done.outcome == lock::IfDeadOutcome::released_meanwhile;
+    throw Error(free_now ? Outcome::nothing_removed : Outcome::holder_alive,
                 before.held() ? fmt::format("not removed: {}", verdict.why) : verdict.why);
   }
   log::info("removed {}: {}", quote(keys.name), verdict.why);

@@ -18,12 +18,16 @@ namespace rlock::cli {
 
 namespace {
 
-// history --limit N: 1 to 10000 events.
+// history --limit N: at most this many events.
+constexpr int k_max_history_limit = 10'000;
+
+// history --limit N: 1 to k_max_history_limit events.
 int history_limit(const std::string& text) {
   long long value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < 1 || value > 10'000) {
-    throw UsageError(fmt::format("history --limit: {} is not a whole number from 1 to 10000", quote(text)));
+  if (ec != std::errc() || end != text.data() + text.size() || value < 1 || value > k_max_history_limit) {
+    throw UsageError(fmt::format("history --limit: {} is not a whole number from 1 to {}", quote(text),
+                                 k_max_history_limit));
   }
   return static_cast<int>(value);
 }
@@ -37,7 +41,9 @@ struct HistoryFlags {
 Convert history_flags(CLI::App& sub, SharedFlags& shared) {
   auto raw = std::make_shared<HistoryFlags>();
   add_name(sub, shared, "Lock name (one)");
-  sub.add_option("--limit", raw->limit, "Show the newest N events (default 20, at most 10000)")
+  sub.add_option("--limit", raw->limit,
+                 fmt::format("Show the newest N events (default {}, at most {})", k_default_history_limit,
+                             k_max_history_limit))
       ->type_name("N");
   sub.add_flag("--utc", raw->utc, "Times in UTC (default: local time)");
   return [raw](Invocation& inv, Env) {

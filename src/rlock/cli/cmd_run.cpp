@@ -34,14 +34,35 @@ constexpr Millis k_min_run_ttl{500};
 
 // What CLI11 fills in run's own flags.
 struct RunFlags {
-  std::string on_lost = "term";
+  std::string on_lost; // "": the default
   std::string kill_after = format_duration(k_default_kill_after);
   std::string hold_min;
   std::string max_hold;
   bool wait_descendants = false;
   std::string once_per;
-  std::string if_unavailable = "fail";
+  std::string if_unavailable; // "": the default
 };
+
+// What `given` means in `words` (CLI11 let only its words through); "": the first's.
+template <class Value, std::size_t N>
+Value meaning(const std::pair<std::string_view, Value> (&words)[N], const std::string& given) {
+  for (const auto& [word, value] : words) {
+    if (given == word) {
+      return value;
+    }
+  }
+  return words[0].second;
+}
+
+// The words, for CLI11's check.
+template <class Value, std::size_t N>
+std::vector<std::string> words_of(const std::pair<std::string_view, Value> (&words)[N]) {
+  std::vector<std::string> out;
+  for (const auto& [word, value] : words) {
+    out.emplace_back(word);
+  }
+  return out;
+}
 
 // run's own options, and what it refuses.
 RunOptions convert_run(const RunFlags& raw, const Invocation& inv) {
@@ -49,9 +70,7 @@ RunOptions convert_run(const RunFlags& raw, const Invocation& inv) {
   if (inv.child_argv.empty()) {
     throw UsageError("run: no command given (rlock run NAME -- CMD [ARG...])");
   }
-  opts.on_lost = raw.on_lost == "kill"     ? run::OnLost::kill
-                 : raw.on_lost == "ignore" ? run::OnLost::ignore
-                                           : run::OnLost::term;
+  opts.on_lost = meaning(k_on_lost_words, raw.on_lost);
   opts.kill_after = parse_duration(raw.kill_after, "--kill-after");
   opts.hold_min = optional_duration(raw.hold_min, "--hold-min");
   opts.max_hold = optional_duration(raw.max_hold, "--max-hold");
@@ -82,9 +101,7 @@ RunOptions convert_run(const RunFlags& raw, const Invocation& inv) {
                        "record of a done job");
     }
   }
-  opts.if_unavailable = raw.if_unavailable == "skip"  ? IfUnavailable::skip
-                        : raw.if_unavailable == "run" ? IfUnavailable::run
-                                                      : IfUnavailable::fail;
+  opts.if_unavailable = meaning(k_if_unavailable_words, raw.if_unavailable);
   if (opts.max_hold && opts.hold_min && *opts.hold_min > *opts.max_hold) {
     throw UsageError("run: --hold-min is longer than --max-hold");
   }
@@ -103,9 +120,10 @@ Convert run_flags(CLI::App& sub, SharedFlags& shared) {
   add_wait_flags(sub, shared);
   add_mode_flags(sub, shared);
   sub.add_option("--on-lost", raw->on_lost,
-                 "When the lock is lost: term (SIGTERM, then SIGKILL), kill, or ignore (default term)")
+                 fmt::format("When the lock is lost: term (SIGTERM, then SIGKILL), kill, or ignore (default {})",
+                             k_on_lost_words[0].first))
       ->type_name("POLICY")
-      ->check(CLI::IsMember({"term", "kill", "ignore"}));
+      ->check(CLI::IsMember(words_of(k_on_lost_words)));
   sub.add_option("--kill-after", raw->kill_after,
                  "SIGKILL this long after SIGTERM when stopping CMD " + default_of(k_default_kill_after))
       ->type_name("DUR");
@@ -122,10 +140,11 @@ Convert run_flags(CLI::App& sub, SharedFlags& shared) {
                  "later run of NAME in it, on any host, runs nothing and exits 0")
       ->type_name("DUR");
   sub.add_option("--if-unavailable", raw->if_unavailable,
-                 "When Redis cannot be reached to take the lock: fail (exit 69), skip (run nothing, exit 0) "
-                 "or run (CMD without a lock, RLOCK_UNLOCKED=1) (default fail)")
+                 fmt::format("When Redis cannot be reached to take the lock: fail (exit 69), skip (run nothing, "
+                             "exit 0) or run (CMD without a lock, RLOCK_UNLOCKED=1) (default {})",
+                             k_if_unavailable_words[0].first))
       ->type_name("WHAT")
-      ->check(CLI::IsMember({"fail", "skip", "run"}));
+      ->check(CLI::IsMember(words_of(k_if_unavailable_words)));
   sub.footer(
       std::string("Then: -- CMD [ARG...]  the command to run under the lock (searched in PATH),\n"
                   "with RLOCK_NAME, RLOCK_OWNER, RLOCK_FENCE and RLOCK_URL in its environment\n"

@@ -140,12 +140,13 @@ std::optional<redis::TlsOptions> parse_tls(const GlobalFlags& raw, const std::ve
 
 void add_global_flags(CLI::App& app, GlobalFlags& raw) {
   app.add_option("-u,--url", raw.urls,
-                 "Redis URL: redis://[[user]:password@]host[:port][/db] (a server, or any Cluster node), "
-                 "redis-cluster://[[user]:password@]host[:port][,...] (a Cluster's seed nodes, tried in turn), "
-                 "redis-sentinel://[[user]:password@]host[:port][,...]/MASTER[/db] or unix:///path[?db=N]; "
-                 "rediss://, rediss-cluster:// and rediss-sentinel:// with TLS; "
-                 "several: one Redlock over independent masters, each server once "
-                 "(env RLOCK_URL, comma-separated; REDIS_URL; default redis://127.0.0.1:6379)")
+                 fmt::format("Redis URL: redis://[[user]:password@]host[:port][/db] (a server, or any Cluster node), "
+                             "redis-cluster://[[user]:password@]host[:port][,...] (a Cluster's seed nodes, tried in "
+                             "turn), redis-sentinel://[[user]:password@]host[:port][,...]/MASTER[/db] or "
+                             "unix:///path[?db=N]; rediss://, rediss-cluster:// and rediss-sentinel:// with TLS; "
+                             "several: one Redlock over independent masters, each server once "
+                             "(env RLOCK_URL, comma-separated; REDIS_URL; default {})",
+                             k_default_url))
       ->type_name("URL");
   app.add_option("--password-file", raw.password_file,
                  "Read the password from FILE (env RLOCK_PASSWORD, REDISCLI_AUTH)")
@@ -155,9 +156,10 @@ void add_global_flags(CLI::App& app, GlobalFlags& raw) {
   app.add_option("--io-timeout", raw.io_timeout, "Timeout of each request " + default_of(k_default_io_timeout))
       ->type_name("DUR");
   app.add_option("--sync-replicas", raw.sync_replicas,
-                 "After acquire and each renewal, wait until N replicas have the lock, at most DUR "
-                 "(default 1s); fewer: exit 69. Default: 1 replica within a tenth of the TTL (at most 1s) "
-                 "when the primary has replicas, none without; 0: no wait (env RLOCK_SYNC_REPLICAS)")
+                 fmt::format("After acquire and each renewal, wait until N replicas have the lock, at most DUR "
+                             "{}; fewer: exit 69. Default: 1 replica within a tenth of the TTL (at most {}) "
+                             "when the primary has replicas, none without; 0: no wait (env RLOCK_SYNC_REPLICAS)",
+                             default_of(k_default_sync_timeout), format_duration(k_max_automatic_sync)))
       ->type_name("N[/DUR]");
   app.add_option("--tls-ca-file", raw.tls_ca_file,
                  "TLS: trust the CAs of this PEM file instead of the system's (env RLOCK_TLS_CA_FILE)")
@@ -239,8 +241,10 @@ redis::SyncReplicas sync_for(const GlobalOptions& global, Millis ttl) {
 std::string describe_sync(const GlobalOptions& global) {
   const auto& sync = global.sync_replicas;
   if (sync.automatic) {
-    return "one replica's acknowledgement within a tenth of the TTL (at most 1s) where the primary has "
-           "replicas, none without (the default; --sync-replicas 0 or RLOCK_SYNC_REPLICAS=0 turns it off)";
+    return fmt::format("one replica's acknowledgement within a tenth of the TTL (at most {}) where the primary "
+                       "has replicas, none without (the default; --sync-replicas 0 or RLOCK_SYNC_REPLICAS=0 "
+                       "turns it off)",
+                       format_duration(k_max_automatic_sync));
   }
   if (sync.count <= 0) {
     return {};

@@ -39,7 +39,7 @@ struct GlobalOptions {
   // --sync-replicas, else RLOCK_SYNC_REPLICAS; neither: automatic (the default
   // of issue 24: one replica's acknowledgement where the primary has replicas;
   // its timeout comes from the lease, see sync_for). count 0: none.
-  redis::SyncReplicas sync_replicas{1, Millis(1000), true};
+  redis::SyncReplicas sync_replicas{1, k_default_sync_timeout, true};
   std::string sync_source; // "--sync-replicas", "RLOCK_SYNC_REPLICAS" or "" (the default)
   // --tls-* (else RLOCK_TLS_*), for every URL that uses TLS; set only when
   // one does (rediss://, rediss-cluster://, rediss-sentinel://).

@@ -8,6 +8,7 @@
 // log_client_event. Reading: read_history (one deployment) and merge_majority
 // (a Redlock: the events a majority of masters hold).
 
+#include <rlock/core/defaults.hpp>
 #include <rlock/core/duration.hpp>
 #include <rlock/lock/lock.hpp>
 #include <rlock/lock/names.hpp>
@@ -24,8 +25,8 @@ namespace rlock::lock {
 // history is written) and how long it lives after its last event (PEXPIRE).
 // From RLOCK_HISTORY_MAXLEN and RLOCK_HISTORY_TTL (cli/).
 struct HistorySettings {
-  long long max_len = 1000;
-  Millis ttl{30LL * 24 * 3600 * 1000};
+  long long max_len = k_default_history_max_len;
+  Millis ttl = k_default_history_ttl;
 };
 
 using EventFields = std::vector<std::pair<std::string, std::string>>;

@@ -360,7 +360,7 @@ SyncReplicas SyncReplicas::automatic_for(Millis ttl) {
 }
 
 Millis automatic_sync_timeout(Millis ttl) {
-  return std::clamp(ttl / 10, Millis(1), Millis(1000));
+  return std::clamp(ttl / 10, Millis(1), k_max_automatic_sync);
 }
 
 std::optional<long long> sentinel_replicas(const Reply& reply) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <rlock/core/defaults.hpp>
 #include <rlock/redis/connection.hpp>
 #include <rlock/redis/script.hpp>
 
@@ -23,7 +24,7 @@ namespace rlock::redis {
 // automatic_sync_timeout(ttl).
 struct SyncReplicas {
   int count = 0;
-  Millis timeout{1000};
+  Millis timeout = k_default_sync_timeout;
   bool automatic = false;
 
   // The default of acquire and renew for a lock of lease `ttl`.
