@@ -63,22 +63,22 @@ TEST_CASE("guardian protocol: a malformed RLOCK_GUARDIAN is refused, never half 
   CHECK(decodes("G 1 1 5 -1 7 8 10"));
   CHECK_FALSE(decodes(nullptr));
   CHECK_FALSE(decodes(""));
-  CHECK_FALSE(decodes("X 1 1 5 -1 7 8 10"));    // no such role
-  CHECK_FALSE(decodes("G1 1 5 -1 7 8 10"));     // no space after the role
-  CHECK_FALSE(decodes("G 1 1 5 -1 7 8"));       // a field missing (the drift of TTY for GO_FD)
-  CHECK_FALSE(decodes("G 1 1 5 -1 7 8 10 11")); // one too many
-  CHECK_FALSE(decodes("G 1 1 5 -1 7 8 10 "));   // trailing space
-  CHECK_FALSE(decodes("G 1  1 5 -1 7 8 10"));   // two spaces
-  CHECK_FALSE(decodes("G 1 1 5 x 7 8 10"));     // not a number
-  CHECK_FALSE(decodes("G 1 1 5 - 7 8 10"));     // a sign without digits
+  CHECK_FALSE(decodes("X 1 1 5 -1 7 8 10"));           // no such role
+  CHECK_FALSE(decodes("G1 1 5 -1 7 8 10"));            // no space after the role
+  CHECK_FALSE(decodes("G 1 1 5 -1 7 8"));              // a field missing (the drift of TTY for GO_FD)
+  CHECK_FALSE(decodes("G 1 1 5 -1 7 8 10 11"));        // one too many
+  CHECK_FALSE(decodes("G 1 1 5 -1 7 8 10 "));          // trailing space
+  CHECK_FALSE(decodes("G 1  1 5 -1 7 8 10"));          // two spaces
+  CHECK_FALSE(decodes("G 1 1 5 x 7 8 10"));            // not a number
+  CHECK_FALSE(decodes("G 1 1 5 - 7 8 10"));            // a sign without digits
   CHECK_FALSE(decodes("G 12345678901 1 5 -1 7 8 10")); // 11 digits
   CHECK(decodes("G 1234567890 1 5 -1 7 8 10"));        // 10 are fine
-  CHECK_FALSE(decodes("G 0 1 5 -1 7 8 10"));    // no parent
-  CHECK_FALSE(decodes("G 1 1 -1 -1 7 8 10"));   // no program file
-  CHECK_FALSE(decodes("G 1 1 5 -1 -1 8 10"));   // no report pipe
-  CHECK_FALSE(decodes("G 1 1 5 -1 7 -1 10"));   // no go pipe
-  CHECK_FALSE(decodes("G 1 1 5 -1 7 8 0"));     // no death signal
-  CHECK_FALSE(decodes("G 1 1 5 -1 7 8 65"));    // not a signal
+  CHECK_FALSE(decodes("G 0 1 5 -1 7 8 10"));           // no parent
+  CHECK_FALSE(decodes("G 1 1 -1 -1 7 8 10"));          // no program file
+  CHECK_FALSE(decodes("G 1 1 5 -1 -1 8 10"));          // no report pipe
+  CHECK_FALSE(decodes("G 1 1 5 -1 7 -1 10"));          // no go pipe
+  CHECK_FALSE(decodes("G 1 1 5 -1 7 8 0"));            // no death signal
+  CHECK_FALSE(decodes("G 1 1 5 -1 7 8 65"));           // not a signal
 }
 
 TEST_CASE("guardian protocol: the go message") {
@@ -108,7 +108,8 @@ TEST_CASE("guardian protocol: the go message") {
 }
 
 TEST_CASE("guardian protocol: each report encodes and decodes; anything else is no report") {
-  for (auto kind : {guardian_started, guardian_failed, guardian_stopped, guardian_exited, guardian_exited_last}) {
+  for (auto kind :
+       {guardian_started, guardian_failed, guardian_stopped, guardian_exited, guardian_exited_last}) {
     CAPTURE(static_cast<int>(kind));
     guardian_event event{kind, 77};
     std::int32_t wire[2];
