@@ -1,7 +1,9 @@
 /* The protocol between `rlock run` (run/spawn.cpp) and CMD's guardian
- * (guardian.c), stated once: its name, the RLOCK_GUARDIAN variable's fields
- * and their order, the go message, the reports and the guardian's exit codes,
- * with their pure encoders and decoders (unit-tested). C and C++. */
+ * (guardian.c), stated once, with its pure encoders and decoders. C and C++.
+ *
+ * Its name, the RLOCK_GUARDIAN variable's fields and their order, the go
+ * message, the reports and the guardian's exit codes (unit-tested:
+ * tests/unit/test_run_guardian_protocol.cpp). */
 #ifndef RLOCK_GUARDIAN_H
 #define RLOCK_GUARDIAN_H
 

@@ -1,3 +1,6 @@
+// `rlock check`'s one line: each lock's findings in words and the perfdata,
+// and the UNKNOWN line of an error (Monitoring Plugins rules).
+
 #include <rlock/cli/check.hpp>
 #include <rlock/core/text.hpp>
 

@@ -2,7 +2,7 @@
 
 // CLI11, for the files that declare flags (cli/options.cpp, cli/flags.cpp,
 // cli/cmd_*.cpp), without the static stream object <iostream> brings.
-//
+
 // CLI11 includes <iostream>, and with libstdc++ before GCC 13 every file that
 // does holds a static std::ios_base::Init, which builds cin/cout/cerr and
 // their locale at each start of rlock, before main, for streams rlock never

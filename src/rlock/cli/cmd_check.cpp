@@ -1,7 +1,5 @@
-// `rlock check`, the monitoring plugin (Nagios, Icinga...): judges the locks
-// (stuck, dead holders, missed once-per jobs), prints one line and exits with
-// its state, 0 to 3; every error is UNKNOWN (3). Its row, flags, their
-// conversion and handler.
+// `rlock check`, the monitoring plugin: its row, flags, their conversion and
+// handler (one line, exit 0 to 3; every error UNKNOWN, 3).
 
 #include <rlock/cli/check.hpp>
 #include <rlock/cli/cli11.hpp>

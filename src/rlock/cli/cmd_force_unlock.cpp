@@ -1,7 +1,5 @@
-// `rlock force-unlock NAME [--if-dead]`: remove a lock whoever holds it, or
-// only when its recorded holder process is provably gone; its row, flags,
-// handler and exit status (1: nothing to remove; --if-dead on a lock still
-// held: busy, 75 or -E's).
+// `rlock force-unlock NAME [--if-dead]`: its row, flags, handler and exit
+// status (1: nothing to remove; --if-dead on a lock still held: busy, 75).
 
 #include <rlock/cli/cli11.hpp>
 #include <rlock/cli/flags.hpp>

@@ -1,7 +1,5 @@
-// `rlock run NAME... -- CMD`: hold locks while a command runs (CMD under its
-// guardian, renewed, signals passed on, stopped when the lock is lost,
-// released), exiting with CMD's status. Its row, flags, their conversion,
-// and the handler: CMD's environment, --once-per, --if-unavailable.
+// `rlock run NAME... -- CMD`: its row, flags, their conversion, and the
+// handler up to the supervisor (CMD's environment, --once-per, --if-unavailable).
 
 #include <rlock/cli/cli11.hpp>
 #include <rlock/cli/cmd_run.hpp>

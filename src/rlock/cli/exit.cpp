@@ -1,3 +1,5 @@
+// Outcome -> exit code, the one map (the man page's EXIT STATUS).
+
 #include <rlock/cli/exit.hpp>
 #include <rlock/core/signals.hpp>
 

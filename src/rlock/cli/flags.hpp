@@ -1,9 +1,8 @@
 #pragma once
 
-// What a subcommand's file declares its flags with: the flags several
-// subcommands share (NAME..., MODE, --owner, --ttl, -w/-n), whose raw values
-// parse() turns into Invocation's common fields, and the checks and
-// conversions more than one subcommand's own flags need.
+// What a subcommand's file declares its flags with: the global options, the
+// flags several subcommands share (NAME..., MODE, --owner, --ttl, -w/-n) and
+// the checks and conversions more than one subcommand needs.
 
 #include <rlock/cli/options.hpp>
 #include <rlock/cli/subcommands.hpp>

@@ -1,9 +1,8 @@
 #pragma once
 
-// The steps more than one subcommand's handler takes: who takes a lock (its
-// record), the lock request of acquire and run, waiting with the terminal
-// display, the busy answer, the per-lock outcome of release and renew, and
-// one JSON document on stdout.
+// The steps more than one subcommand's handler takes: the holder record, the
+// lock request, waiting with the terminal display, the busy answer, the
+// per-lock outcome of release and renew, one JSON document on stdout.
 
 #include <rlock/cli/context.hpp>
 #include <rlock/core/signals.hpp>

@@ -1,3 +1,6 @@
+// `rlock history`'s output: a lock's events as text (one line each) or JSON,
+// and what an empty history means when the history key could not be written.
+
 #include <rlock/cli/history.hpp>
 #include <rlock/core/text.hpp>
 

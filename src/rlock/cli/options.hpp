@@ -1,5 +1,8 @@
 #pragma once
 
+// What parsing makes of argv: the global options, Invocation (the common
+// fields and the subcommand's own options), parse() and the help's texts.
+
 #include <rlock/cli/subcommands.hpp>
 #include <rlock/core/defaults.hpp>
 #include <rlock/core/duration.hpp>

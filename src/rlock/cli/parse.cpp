@@ -1,7 +1,5 @@
-// argv -> Invocation: the CLI11 app made from the global options and every
-// row of the subcommand table, run's "--" that starts CMD, and the order of
-// conversion (global, shared, the subcommand's own, then NAME...'s checks).
-// No side effects: unit-tested (tests/unit/test_cli_options.cpp).
+// argv -> Invocation, without side effects: the CLI11 app made from every row
+// of the subcommand table, run's "--" that starts CMD, the order of conversion.
 
 #include <rlock/cli/cli11.hpp>
 #include <rlock/cli/flags.hpp>

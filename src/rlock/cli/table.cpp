@@ -1,3 +1,6 @@
+// `status`'s table for people: one row per holder, permit or free lock,
+// fitted to the terminal's width, coloured only on a terminal.
+
 #include <rlock/cli/render.hpp>
 #include <rlock/cli/table.hpp>
 #include <rlock/core/text.hpp>

@@ -1,14 +1,13 @@
 #pragma once
 
+// Every default a user can see, written once: the parser, the help text (made
+// from these), the lock and run code read them here. (A flag that picks a word,
+// as run --on-lost, has its default first in its own list, in its subcommand's file.)
+
 #include <rlock/core/duration.hpp>
 #include <rlock/core/errors.hpp>
 
 #include <string_view>
-
-// Every default a user can see, written once: the parser, the help text (formatted
-// from these), the lock code and the run code all read them here. (A flag that
-// picks one of a few words, such as run --on-lost, has its default as the first
-// word of its own list, in its subcommand's file, which its help reads.)
 
 namespace rlock {
 

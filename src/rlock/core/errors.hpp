@@ -1,5 +1,8 @@
 #pragma once
 
+// What happened (Outcome), the exit codes it becomes (ExitCode), and the
+// error types that carry an outcome up to the one catch in cli/commands.
+
 #include <stdexcept>
 #include <string>
 #include <string_view>

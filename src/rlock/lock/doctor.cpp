@@ -1,3 +1,6 @@
+// `rlock doctor`'s survey of a server (INFO, CONFIG, SCAN, TIME, ACL) and its
+// pure verdicts: what threatens lock safety there, and why.
+
 #include <rlock/lock/doctor.hpp>
 
 #include <rlock/core/text.hpp>

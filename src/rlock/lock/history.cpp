@@ -1,3 +1,6 @@
+// A lock's history: the event context scripts append to rlock_log:{NAME},
+// the client's own events, reading the stream, and a Redlock's majority merge.
+
 #include <rlock/core/clock.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>

@@ -1,5 +1,8 @@
 #pragma once
 
+// A lock's history: the events scripts append to rlock_log:{NAME}, the
+// client's own, and reading them back (one deployment, a Redlock's majority).
+//
 // A lock's history (`rlock history NAME`, issue 23): every state change appends
 // one event to the capped stream rlock_log:{NAME} (LockKeys::log, NAME's hash
 // slot) inside the script that makes the change (lua/lib/history.lua), so it

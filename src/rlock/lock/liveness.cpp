@@ -1,3 +1,6 @@
+// Whether a lock's recorded holder is provably gone (this host and boot, its
+// pid absent or another process, no renewal within its lease): pure.
+
 #include <rlock/lock/liveness.hpp>
 
 #include <rlock/core/defaults.hpp>

@@ -1,3 +1,6 @@
+// The plain RLock's scripts (acquire, release, renew, force-unlock), the
+// decoders of every script's answers, and inspect/find_locks' reads.
+
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/lock/detail.hpp>

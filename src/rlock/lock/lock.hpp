@@ -1,5 +1,8 @@
 #pragma once
 
+// The lock protocol's typed requests and results, one function per script
+// (acquire, release, renew, force-unlock), and a lock's state as read.
+
 #include <rlock/core/clock.hpp>
 #include <rlock/core/defaults.hpp>
 #include <rlock/core/duration.hpp>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Modes (how a lock is taken), layouts (how it is held now) and key types,
+// decoded once from what Redis answers.
+
 #include <string>
 #include <string_view>
 

@@ -1,3 +1,6 @@
+// A name's keys in every layout (Redisson's naming rules, hash slots, latch
+// keys), the names refused, owner tokens refused, and the decoders of words.
+
 #include <rlock/core/errors.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/lock/mode.hpp>

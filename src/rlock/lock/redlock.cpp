@@ -1,3 +1,6 @@
+// The Redlock store: each request to every master at once, and the majority's
+// verdict (quorum.hpp) on what they answered.
+
 #include <rlock/core/errors.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>

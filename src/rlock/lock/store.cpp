@@ -1,3 +1,6 @@
+// One deployment as a lock::Store (a redis::Client), and make_store, which
+// builds it or a Redlock quorum from the endpoints.
+
 #include <rlock/core/errors.hpp>
 #include <rlock/lock/redlock.hpp>
 #include <rlock/lock/store.hpp>

@@ -1,5 +1,8 @@
 #pragma once
 
+// lock::Store, what commands and `run` talk to: one deployment or a Redlock
+// quorum, the same typed results from both.
+
 #include <rlock/core/signals.hpp>
 #include <rlock/lock/doctor.hpp>
 #include <rlock/lock/history.hpp>

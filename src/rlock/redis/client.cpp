@@ -1,3 +1,6 @@
+// The deployment behind a URL: standalone, Cluster (slot map, MOVED/ASK) or
+// Sentinel (the primary, failovers), replica counts and replica sync.
+
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/redis/client.hpp>

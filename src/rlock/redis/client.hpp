@@ -1,5 +1,7 @@
 #pragma once
 
+// redis::Client, the deployment behind a URL, and replica sync (WAIT) rules.
+
 #include <rlock/core/defaults.hpp>
 #include <rlock/redis/connection.hpp>
 #include <rlock/redis/script.hpp>

@@ -1,5 +1,7 @@
 #pragma once
 
+// Redis URLs and what they name: endpoints, TLS options, the one resolver.
+
 #include <rlock/core/defaults.hpp>
 
 #include <netdb.h>

@@ -1,3 +1,6 @@
+// CMD under its guardian: spawning it (a memfd image, or rlock's own file),
+// the go, its reports, and rlock's resumption after its death.
+
 #include <rlock/core/errors.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>

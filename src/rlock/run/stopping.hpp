@@ -1,10 +1,11 @@
 #pragma once
 
 // What `run` does to CMD's tree at each turn of its loop, without the loop's
-// I/O: StopPlan's step carried out on a ProcessTree (signals first) and the
-// lines to say after. The seam run/'s decisions are tested through: a fake
-// tree in tests/unit/test_run_stopping.cpp (as ninja tests its builder on a
-// fake command runner), the live one (/proc, kill) in the supervisor.
+// I/O: StopPlan's step carried out on a ProcessTree (signals first), said after.
+//
+// The seam run/'s decisions are tested through: a fake tree in
+// tests/unit/test_run_stopping.cpp (as ninja tests its builder on a fake
+// command runner), the live one (/proc, kill) in the supervisor.
 
 #include <rlock/core/clock.hpp>
 #include <rlock/run/policy.hpp>

@@ -1,3 +1,6 @@
+// `rlock run` once the locks are held: CMD's environment, its start, the loop
+// that feeds facts to the plan and carries out each turn, the release.
+
 #include <rlock/core/errors.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
