@@ -14,7 +14,7 @@
 
 namespace rlock::cli {
 
-// The JSON object of one lock in `status --json` (fields documented in README;
+// The JSON object of one lock in `status --json` (fields documented in man/rlock.1, JSON OUTPUT;
 // Redlock adds "nodes", each master's view).
 nlohmann::json status_json(const lock::LockState& state);
 

@@ -90,7 +90,7 @@ void history_refused(const std::string& user, const std::string& log_key) {
     return;
   }
   log::warning("history not written: this Redis user may not use the key {}; locking goes on without it. "
-               "To keep the history: {} (for names under a prefix, the README's ~rlock_log:{{PREFIX* pattern), "
+               "To keep the history: {} (for names under a prefix, docs/security.md's ~rlock_log:{{PREFIX* pattern), "
                "or RLOCK_HISTORY_MAXLEN=0 to write none",
                quote(log_key), printable(history_acl(user, log_key)));
 }

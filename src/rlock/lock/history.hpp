@@ -63,7 +63,7 @@ void with_history(std::vector<std::string>& keys, std::vector<std::string>& args
 bool carries_history(const std::vector<std::string>& keys, const std::vector<std::string>& args);
 
 // The user may not use the history key `log_key` (NOPERM: its ACL has no key
-// pattern for it, like the README's lock-only user before history came): the
+// pattern for it, like docs/security.md's lock-only user before history came): the
 // change was made without it (detail::run_script sends it again without), and
 // history is off for the rest of this process (with_history adds nothing). A
 // warning says so once, naming the key and the ACL that would allow it. An
