@@ -69,7 +69,13 @@ TEST_CASE("Redlock answers and doctor verdicts render as before") {
 TEST_CASE("decode_acquire is pure: it needs no connection and undoes nothing") {
   // An acquisition too few replicas acknowledged is decoded as what it is;
   // undo_if_unsynced, at the call site, is what releases it.
-  rlock::redis::EvalReply answer{array({integer(1), integer(1), integer(7), integer(30000)}), 0};
+  auto eval = [](rlock::redis::Reply reply, long long acked) {
+    rlock::redis::EvalReply answer;
+    answer.reply = std::move(reply);
+    answer.acked = acked;
+    return answer;
+  };
+  auto answer = eval(array({integer(1), integer(1), integer(7), integer(30000)}), 0);
   auto result = rlock::lock::detail::decode_acquire(answer, rlock::TimePoint{});
   CHECK(result.acquired);
   CHECK_FALSE(result.reentered);
@@ -80,12 +86,12 @@ TEST_CASE("decode_acquire is pure: it needs no connection and undoes nothing") {
   // The busy answers: a fair waiter's turn and a layout, typed once.
   rlock::redis::Reply nil;
   auto turn = rlock::lock::detail::decode_acquire(
-      {array({integer(0), str("head"), integer(-2), str("hash"), nil}), -1}, rlock::TimePoint{});
+      eval(array({integer(0), str("head"), integer(-2), str("hash"), nil}), -1), rlock::TimePoint{});
   CHECK_FALSE(turn.acquired);
   CHECK(turn.holder.queue_turn);
   CHECK(turn.holder.layout == Layout::none);
   auto rw = rlock::lock::detail::decode_acquire(
-      {array({integer(0), str("w:write"), integer(5000), str("hash"), nil, str("write")}), -1},
+      eval(array({integer(0), str("w:write"), integer(5000), str("hash"), nil, str("write")}), -1),
       rlock::TimePoint{});
   CHECK(rw.holder.layout == Layout::write);
   CHECK_FALSE(rw.holder.queue_turn);
