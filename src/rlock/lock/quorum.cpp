@@ -1,3 +1,6 @@
+// Redlock's pure verdicts over the masters' answers: majority, validity,
+// what to undo, and what a round of renewals or releases means.
+
 #include <rlock/lock/quorum.hpp>
 
 namespace rlock::lock {

@@ -1,5 +1,7 @@
 #pragma once
 
+// Redlock's decisions, pure: majority, validity, and the verdicts of a round.
+
 #include <rlock/core/clock.hpp>
 #include <rlock/redis/errors.hpp>
 

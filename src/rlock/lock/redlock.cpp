@@ -1,3 +1,6 @@
+// The Redlock store: each request to every master at once, and the majority's
+// verdict (quorum.hpp) on what they answered.
+
 #include <rlock/core/errors.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
@@ -147,7 +150,7 @@ public:
                         redis::RetryPolicy::Mode retry) override;
   RenewResult renew(const LockKeys& keys, Mode mode, const std::string& owner, Millis lease,
                     redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) override;
-  std::optional<std::string> force_unlock(const LockKeys& keys) override;
+  std::optional<KeyType> force_unlock(const LockKeys& keys) override;
   ConditionalRemoval force_unlock_if(const LockKeys&, const ExpectedHold&) override {
     throw Error(Outcome::bad_setting, "--if-dead takes one URL: a Redlock's holder record is per master");
   }
@@ -345,6 +348,7 @@ AcquireResult RedlockStore::round(const AcquireRequest& request) {
   AcquireResult result;
   result.sent_at = start;
   std::vector<std::size_t> granted;
+  bool busy_seen = false;
   for (std::size_t i = 0; i < answers.size(); ++i) {
     const auto& answer = answers[i];
     NodeAnswer said{m_masters[i].display(), NodeAnswer::Kind::unreachable, {}};
@@ -360,9 +364,10 @@ AcquireResult RedlockStore::round(const AcquireRequest& request) {
       said.kind = NodeAnswer::Kind::busy;
       // The holder shown and waited for: the one whose lease ends first.
       const auto& holder = answer.value->holder;
-      if (result.holder.type.empty() || (holder.ttl.count() >= 0 && holder.ttl < result.holder.ttl)) {
+      if (!busy_seen || (holder.ttl.count() >= 0 && holder.ttl < result.holder.ttl)) {
         result.holder = holder;
       }
+      busy_seen = true;
     }
     result.node_answers.push_back(std::move(said));
   }
@@ -539,11 +544,11 @@ RenewResult RedlockStore::renew(const LockKeys& keys, Mode mode, const std::stri
   throw quorum_error(fmt::format("renewed on {}", count_phrase(tallied.yes)), answers);
 }
 
-std::optional<std::string> RedlockStore::force_unlock(const LockKeys& keys) {
-  auto answers = ask_all<std::optional<std::string>>(
+std::optional<KeyType> RedlockStore::force_unlock(const LockKeys& keys) {
+  auto answers = ask_all<std::optional<KeyType>>(
       m_nodes, [&](redis::Client& node) { return lock::force_unlock(node, keys); });
   check_independent();
-  std::optional<std::string> removed;
+  std::optional<KeyType> removed;
   for (const auto& answer : answers) {
     if (answer.value && *answer.value && !removed) {
       removed = *answer.value;
@@ -586,7 +591,6 @@ std::vector<LockState> RedlockStore::combine(const std::vector<std::string>& nam
   for (std::size_t n = 0; n < names.size(); ++n) {
     LockState combined;
     combined.name = names[n];
-    combined.type = "none";
     // The owner that holds it on a majority, if one does.
     std::map<std::string, int> holders;
     for (std::size_t i = 0; i < answers.size(); ++i) {
@@ -610,7 +614,7 @@ std::vector<LockState> RedlockStore::combine(const std::vector<std::string>& nam
       if (count >= need() && !owner.empty()) {
         for (const auto& view : combined.nodes) {
           if (view.state && view.state->held() && view.state->owners.front().first == owner) {
-            if (combined.type == "none") {
+            if (combined.type == KeyType::none) {
               auto nodes = std::move(combined.nodes);
               combined = *view.state;
               combined.nodes = std::move(nodes);

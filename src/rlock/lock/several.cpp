@@ -1,3 +1,6 @@
+// Several locks taken all or none in one fixed order (waiting renews those
+// taken), released and renewed together.
+
 #include <rlock/core/clock.hpp>
 #include <rlock/core/errors.hpp>
 #include <rlock/core/log.hpp>
