@@ -59,6 +59,10 @@ Undo undo_on(bool granted, std::optional<RedisErrorKind> error) {
   return *error == RedisErrorKind::timeout ? Undo::send_only : Undo::release;
 }
 
+LevelRelease level_release(bool answered, bool own_token) {
+  return answered || own_token ? LevelRelease::plain : LevelRelease::if_applied;
+}
+
 RenewVerdict judge_renew(const Tally& votes) {
   const int need = majority(votes.nodes());
   if (votes.yes >= need) {
