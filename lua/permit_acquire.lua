@@ -46,7 +46,7 @@
 --
 -- Returns {1, count, fence, lease_ms}   acquired (a fresh permit, or a resend of it)
 --         {2, count, fence, lease_ms}   re-entered (or a resend of it)
---         {0, holder, ttl, 'semaphore', meta, ''}   every permit is held: holder
+--         {0, holder, ttl, 'string', meta, 'semaphore'}   every permit is held: holder
 --                                       is the permit whose lease ends first, ttl
 --                                       the ms until then (-1: no permit ends),
 --                                       meta its record ('' when over 8 KiB,
@@ -201,4 +201,4 @@ else
   holder = any[1] or ''
 end
 local meta = holder ~= '' and raw_field(records, holder)
-return {0, holder, ttl, 'semaphore', meta, ''}
+return {0, holder, ttl, 'string', meta, 'semaphore'}

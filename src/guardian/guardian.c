@@ -39,15 +39,11 @@
  *
  * Its input, from rlock (run::Guarded::prepare, go):
  *   argv: "rlock-guardian" PATH ARGV0 ARGV1 ...: CMD, PATH resolved by rlock;
- *   envp: rlock's environment when it started this, plus
- *   RLOCK_GUARDIAN="G PARENT KILL EXE_FD SPEC_FD REPORT_FD GO_FD DEATH_SIGNAL"
- *     PARENT: rlock's pid; KILL: 1 to kill CMD's tree when rlock dies (0:
- *     --on-lost ignore); EXE_FD: rlock's program file; SPEC_FD: what the
- *     orphaned rlock needs to release the lock (-1: no lock); REPORT_FD: the
- *     pipe to rlock; GO_FD: the pipe rlock's go comes on (guardian.h);
- *     DEATH_SIGNAL: the parent-death signal. CMD gets the environment of the
- *     go, never this variable. When rlock died, its first letter becomes 'O'
- *     for the rlock executed then. */
+ *   envp: rlock's environment when it started this, plus RLOCK_GUARDIAN, its
+ *     state (guardian.h, the one statement of the protocol: its fields and
+ *     their order, the go, the reports, the exit codes). CMD gets the
+ *     environment of the go, never this variable. When rlock died, its role
+ *     letter becomes 'O' for the rlock executed then. */
 
 /* Every number below comes from the kernel's own headers (system calls,
  * signals, flags, ioctls, struct pollfd), so one source serves each
@@ -173,29 +169,8 @@ static char** env_entry(char** envp, const char* name) {
   return 0;
 }
 
-/* Reads a decimal number (a leading '-' allowed) at *at, then skips one space. 0 on no digits. */
-static int number(const char** at, long* out) {
-  const char* p = *at;
-  int negative = *p == '-';
-  p += negative;
-  long v = 0;
-  int digits = 0;
-  for (; *p >= '0' && *p <= '9'; ++p, ++digits) {
-    v = v * 10 + (*p - '0');
-  }
-  if (digits == 0 || digits > 10) {
-    return 0;
-  }
-  if (*p == ' ') {
-    ++p;
-  }
-  *at = p;
-  *out = negative ? -v : v;
-  return 1;
-}
-
 struct state {
-  char* role; /* the 'G' of RLOCK_GUARDIAN's value */
+  char* role; /* the role letter of RLOCK_GUARDIAN's value, in envp */
   long parent, kill, exe, spec, report, go, death_signal;
   long tty; /* from the go message */
 };
@@ -241,10 +216,11 @@ static int wait_for_go(struct state* s, long signals, char*** cmd_envp) {
     }
   }
   int32_t message[2];
-  if (!read_all(s->go, message, sizeof message) || message[1] < 0 || message[1] > (1 << 26)) {
+  struct guardian_go_message go;
+  if (!read_all(s->go, message, sizeof message) || !guardian_go_decode(message, &go)) {
     return 0;
   }
-  long size = message[1];
+  long size = go.env_size;
   char* blob = (char*)allocate(size + 1);
   if (!blob || !read_all(s->go, blob, size)) {
     return 0;
@@ -265,8 +241,8 @@ static int wait_for_go(struct state* s, long signals, char*** cmd_envp) {
   }
   envp[n] = 0;
   *cmd_envp = envp;
-  s->tty = (message[0] & guardian_go_tty) != 0;
-  if (!(message[0] & guardian_go_locked) && s->spec >= 0) {
+  s->tty = go.tty;
+  if (!go.locked && s->spec >= 0) {
     sys3(__NR_close, s->spec, 0, 0); /* CMD runs without a lock: nothing to release */
     s->spec = -1;
   }
@@ -274,8 +250,10 @@ static int wait_for_go(struct state* s, long signals, char*** cmd_envp) {
 }
 
 /* What rlock reads from REPORT_FD: 8 bytes each (guardian.h). */
-static void report(const struct state* s, int kind, int value) {
-  int32_t message[2] = {kind, value};
+static void report(const struct state* s, enum guardian_report kind, int value) {
+  struct guardian_event event = {kind, value};
+  int32_t message[2];
+  guardian_report_encode(&event, message);
   sys3(__NR_write, s->report, (long)message, sizeof message);
 }
 
@@ -283,7 +261,7 @@ static void report(const struct state* s, int kind, int value) {
  * tree and releases the lock (run::resume_orphaned). */
 static __attribute__((noreturn)) void hand_over(const struct state* s, char** argv, char** envp) {
   static const char empty[1] = {0};
-  *s->role = 'O';
+  *s->role = guardian_role_orphaned;
   if (s->spec >= 0) {
     sys3(__NR_fcntl, s->spec, F_SETFD, 0); /* it must reach the next image */
   }
@@ -295,10 +273,10 @@ static __attribute__((noreturn)) void hand_over(const struct state* s, char** ar
   /* Nothing else can stop CMD's tree from here: say so loudly. */
   say("rlock: rlock was killed and could not be started again to stop CMD's tree; stop it yourself "
       "(its lock expires by its lease)\n");
-  exit_with(70);
+  exit_with(guardian_exit_software);
 }
 
-/* In the child: becomes CMD, or writes why not to `failed` and exits 127. */
+/* In the child: becomes CMD, or writes why not to `failed` and exits 127 (guardian_exit_not_found). */
 static __attribute__((noreturn)) void become_cmd(const struct state* s, char** argv, char** envp, long failed) {
   sys3(__NR_setpgid, 0, 0, 0);
   if (s->tty) {
@@ -307,7 +285,7 @@ static __attribute__((noreturn)) void become_cmd(const struct state* s, char** a
     sys3(__NR_ioctl, 0, TIOCSPGRP, (long)&self);
   }
   /* CMD gets rlock's environment, never this program's state. */
-  char** entry = env_entry(envp, "RLOCK_GUARDIAN");
+  char** entry = env_entry(envp, GUARDIAN_ENV);
   for (; entry && *entry; ++entry) {
     entry[0] = entry[1];
   }
@@ -323,24 +301,28 @@ static __attribute__((noreturn)) void become_cmd(const struct state* s, char** a
   }
   int32_t err = (int32_t)-r;
   sys3(__NR_write, failed, (long)&err, sizeof err);
-  exit_with(127);
+  exit_with(guardian_exit_not_found);
 }
 
 int rlock_guardian_main(int argc, char** argv, char** envp) {
-  char** entry = env_entry(envp, "RLOCK_GUARDIAN");
-  struct state s;
-  const char* at = entry ? *entry + sizeof "RLOCK_GUARDIAN=" - 1 : 0;
-  if (at) {
-    s.role = (char*)at;
-    at += 2;
-  }
-  if (!at || argc < 3 || !number(&at, &s.parent) || !number(&at, &s.kill) || !number(&at, &s.exe) ||
-      !number(&at, &s.spec) || !number(&at, &s.report) || !number(&at, &s.go) ||
-      !number(&at, &s.death_signal) || s.parent <= 0 || s.exe < 0 || s.report < 0 || s.go < 0) {
+  char** entry = env_entry(envp, GUARDIAN_ENV);
+  char* value = entry ? *entry + sizeof GUARDIAN_ENV : 0; /* after the '=' */
+  struct guardian_state decoded;
+  if (!value || argc < 3 || !guardian_state_decode(value, &decoded) || decoded.role != guardian_role_guardian) {
     say("rlock: internal error: the guardian was started without its state\n");
-    return 70;
+    return guardian_exit_software;
   }
-  sys3(__NR_prctl, PR_SET_NAME, (long)"rlock-guardian", 0);
+  struct state s;
+  s.role = value;
+  s.parent = decoded.field[guardian_parent];
+  s.kill = decoded.field[guardian_kill];
+  s.exe = decoded.field[guardian_exe];
+  s.spec = decoded.field[guardian_spec];
+  s.report = decoded.field[guardian_report];
+  s.go = decoded.field[guardian_go];
+  s.death_signal = decoded.field[guardian_death_signal];
+  s.tty = 0;
+  sys3(__NR_prctl, PR_SET_NAME, (long)GUARDIAN_NAME, 0);
   sys3(__NR_prctl, PR_SET_CHILD_SUBREAPER, 1, 0);
   sys3(__NR_prctl, PR_SET_PDEATHSIG, s.death_signal, 0);
   /* rlock started it with every signal blocked; they stay so. */
@@ -356,7 +338,7 @@ int rlock_guardian_main(int argc, char** argv, char** envp) {
     sys3(__NR_fcntl, s.spec, F_SETFD, FD_CLOEXEC);
   }
   if (signals < 0) {
-    return 70;
+    return guardian_exit_software;
   }
   /* Started before rlock asks for the lock (its exec then costs nothing on
    * the way from "acquired" to CMD); CMD starts on rlock's go. */

@@ -7,7 +7,7 @@
 # Picked: every script, mode and layout (the Lua scripts, TIME, PEXPIRE),
 # waking by message (pub/sub), run's acquire, renew and release, --once-per,
 # history (its stream), check, the OpenMetrics status, doctor (INFO, CONFIG),
-# the README's ACL user, AUTH, Redisson's layouts. Left out: what only rlock
+# the guide's ACL user, AUTH, Redisson's layouts. Left out: what only rlock
 # decides (parsing, exit codes, the guardian, signals, terminals), topologies
 # (Cluster, Sentinel: their own tests, Redis 7), TLS and the fault scenarios.
 # Each script runs whole, as CTest runs it; any failure fails this entry.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The README's lock-only ACL user: the test creates the user from the README's own
-# line, runs every subcommand, every mode, waiting and `run` under it; the line
+# The guide's lock-only ACL user: the test creates the user from the line in
+# docs/security.md, runs every subcommand, every mode, waiting and `run` under it; the line
 # names every command rlock's scripts call; a user without evalsha, or without a
 # command a script calls, gets 77 naming it; the password never shows.
 . "$(dirname "$0")/lib.sh"
@@ -11,12 +11,16 @@ H="127.0.0.1:$REDIS_PORT"
 
 . "$(dirname "$0")/acl_helpers.sh"
 line=$ACL_LINE
-check "the README has the ACL SETUSER line" test -n "$line"
+check "$ACL_DOC has the ACL SETUSER line" test -n "$line"
 
-# setuser USER [EXTRA RULE...]: the README's line for USER, its password set to $PW
-setuser() { readme_setuser "$1" '' "${@:2}"; }
-check "the README's line is accepted by Redis" test "$(setuser rlock)" = OK
-check "the man page has the same line" eval 'sed "s/\\\\-/-/g" "$SRC/man/rlock.1" | grep -qxF -- "$line"'
+# setuser USER [EXTRA RULE...]: the guide's line for USER, its password set to $PW
+setuser() { acl_setuser "$1" '' "${@:2}"; }
+check "the guide's line is accepted by Redis" test "$(setuser rlock)" = OK
+# One home for the line: a second copy would drift from the one tested here.
+for other in README.md man/rlock.1 $(cd "$SRC" && ls docs/*.md | grep -vxF "$ACL_DOC"); do
+  check "the ACL line is written only in $ACL_DOC, not in $other" \
+    eval '! sed "s/\\\\-/-/g" "$SRC/$other" | grep -q "^ACL SETUSER rlock on "'
+done
 
 # Every command rlock's scripts call (as compiled into the binary) is in the line.
 missing=""

@@ -2,7 +2,7 @@
 # doctor: eviction policy, persistence, replicas without min-replicas-to-write,
 # version and clock, each with its setting, a verdict and why; exit 1 when
 # something is unsafe, 0 otherwise; --json parses; a user without CONFIG
-# permission (the README's ACL user) gets "cannot check X: no permission".
+# permission (the guide's ACL user, docs/security.md) gets "cannot check X: no permission".
 . "$(dirname "$0")/lib.sh"
 start_redis # lib.sh: --save '' --appendonly no
 SRC=${RLOCK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -65,17 +65,17 @@ r doctor --json
 check "min-replicas-to-write 1: replication ok" test "$(verdict_of "$OUT" replication)" = ok
 rcli CONFIG SET min-replicas-to-write 0 >/dev/null
 
-# --- the README's lock-only ACL user has no CONFIG (INFO only for the replica sync); its URL comes from
+# --- the guide's lock-only ACL user has no CONFIG (INFO only for the replica sync); its URL comes from
 # RLOCK_URL (a password typed in -u would earn a warning on stderr)
-line=$(grep -m1 '^ACL SETUSER rlock ' "$SRC/README.md")
+line=$(grep -m1 '^ACL SETUSER rlock ' "$SRC/docs/security.md")
 set -f; read -ra words <<<"${line/>CHANGE-ME/>acl-pw}"; set +f
-check "the README's ACL user is created" test "$(rcli "${words[@]}")" = OK
+check "the guide's ACL user is created" test "$(rcli "${words[@]}")" = OK
 RLOCK_URL="redis://rlock:acl-pw@127.0.0.1:$REDIS_PORT" r doctor
 expect_rc 0 "doctor as a user without CONFIG: warnings, nothing unsafe"
 echo "$OUT" | sed 's/^/  | /'
 check "says: cannot check maxmemory-policy: no permission" grep -q '^warning .* eviction: maxmemory-policy: cannot check maxmemory-policy: no permission' <<<"$OUT"
 check "says: cannot check persistence: no permission" grep -q 'cannot check persistence: no permission' <<<"$OUT"
-check "counts the replicas (the README's user has +info, for the default replica sync)" \
+check "counts the replicas (the guide's user has +info, for the default replica sync)" \
   eval '! grep -q "cannot check replicas" <<<"$OUT"'
 check "... and, with rlock's replica sync on, the replication finding is ok" grep -q '^ok .* replication: [0-9]* replicas, min-replicas-to-write unknown; rlock waits for' <<<"$OUT"
 check "no error line" test -z "$ERR"

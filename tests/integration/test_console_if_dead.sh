@@ -2,7 +2,9 @@
 # force-unlock --if-dead: the holder record names the holder's boot and process
 # start time; a lock whose recorded process is gone (or is another process now)
 # is removed, a live holder, another host or boot, a record-less or unreadable
-# record is refused with exit 1 and the reason; the removal is conditional.
+# record is refused with the busy exit code (75, -E's when given: the lock is
+# held and stays so) and the reason; a free lock is 1 (nothing to remove); the
+# removal is conditional.
 . "$(dirname "$0")/lib.sh"
 start_redis
 
@@ -29,10 +31,10 @@ expect_rc 0 "--if-dead removes a lock whose recorded holder exited"
 check "it says why" grep -q "removed \"gone\": pid $dead_pid is gone" <<<"$ERR"
 check "the lock is gone" key_gone gone
 
-# refused NAME WHY WHAT: --if-dead NAME exits 1, its message holds WHY, the lock stays.
+# refused NAME WHY WHAT: --if-dead NAME exits 75 (busy), its message holds WHY, the lock stays.
 refused() {
   r force-unlock --if-dead "$1"
-  expect_rc 1 "--if-dead refuses $3"
+  expect_rc 75 "--if-dead refuses $3"
   check "$1: says '$2'" grep -qF "$2" <<<"$ERR"
   check "$1: one error line" one_err_line
   check "$1 stays" key_there "$1"
@@ -48,12 +50,14 @@ sup=$(jget "$OUT" locks.0.holder.pid)
 check "run records itself (the rlock started here, pid $run_pid; recorded $sup)" test "$sup" = "$run_pid"
 check "run records its start time" test "$(jget "$OUT" locks.0.holder.start_ticks)" = "$(ticks_of "$sup")"
 r force-unlock --if-dead live
-expect_rc 1 "--if-dead refuses a live holder"
+expect_rc 75 "--if-dead refuses a live holder: busy, not 'nothing to remove'"
 check "says: alive, pid, command, since" grep -qF "not removed: alive: pid $sup (sleep ***) still runs, holding it since 20" <<<"$ERR"
 check "one error line" one_err_line
 check "the live lock stays" key_there live
+r -E 9 force-unlock --if-dead live
+expect_rc 9 "-E 9: a live holder's refusal is the busy code, remapped"
 r force-unlock --if-dead live --json
-expect_rc 1 "--if-dead --json on a live holder"
+expect_rc 75 "--if-dead --json on a live holder"
 check "--json: removed false, a reason, the lock as it was" python3 -c '
 import json,sys; d=json.loads(sys.argv[1])
 assert d["removed"] is False and d["reason"].startswith("alive: pid") and d["was"]["name"]=="live", d' "$OUT"
@@ -77,7 +81,7 @@ check "the run renewed RE" wait_until 5 re_renewed
 re_sup=$(rcli HGET RE rlock:meta | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
 check "the record names the run now (pid $re_sup, not $re_acq)" test "$re_sup" != "$re_acq" -a -d "/proc/$re_sup"
 r force-unlock --if-dead RE
-expect_rc 1 "--if-dead refuses a lock re-entered by a live, renewing run"
+expect_rc 75 "--if-dead refuses a lock re-entered by a live, renewing run"
 check "RE: says it is alive" grep -q "not removed: alive" <<<"$ERR"
 check "RE: one error line" one_err_line
 check "RE stays" key_there RE
@@ -97,7 +101,7 @@ for mode in plain --fair; do
   BG_ENV=()
   check "$mode: the run re-entered $ren" wait_until 5 eval '[ "$(rcli HGET "$ren" "$tok")" = 2 ]'
   r force-unlock --if-dead "$ren"
-  expect_rc 1 "$mode: --if-dead refuses a lock re-entered by a run, before its first renewal"
+  expect_rc 75 "$mode: --if-dead refuses a lock re-entered by a run, before its first renewal"
   check "$mode: $ren stays" key_there "$ren"
   check "$mode: the run ends 0" wait_until 10 bg_done "$TEST_TMP/rn$mode"
   check "$mode: ... exit 0 (got $(bg_rc "$TEST_TMP/rn$mode"))" test "$(bg_rc "$TEST_TMP/rn$mode")" = 0
@@ -136,7 +140,7 @@ refused garbled "unreadable holder record" "an unreadable record"
 rcli SET foreign tok PX 60000 >/dev/null
 refused foreign "not a lock hash (a string key)" "a foreign string key"
 r force-unlock --if-dead nothing
-expect_rc 1 "--if-dead on a free lock"
+expect_rc 1 "--if-dead on a free lock: nothing to remove (1, not the busy code)"
 check "says nothing to remove" grep -q 'nothing to remove' <<<"$ERR"
 r force-unlock --if-dead nothing --json
 expect_rc 1 "--if-dead --json on a free lock"

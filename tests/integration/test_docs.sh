@@ -4,7 +4,11 @@
 # one completes subcommands, per-subcommand flags and --on-lost values, every
 # long flag a subcommand's --help shows is in the man page and the completions
 # (bash and fish: offered after that subcommand), and every flag a completion
-# offers is one rlock knows (its --help shows it).
+# offers is one rlock knows (its --help shows it). The documentation keeps its
+# layout: a README of at most 300 lines that links every page of docs/, links
+# that lead somewhere, no passage written in two of README, docs/ and the man
+# page, every variable rlock reads or sets and every exit status --help names
+# described in the man page, and no test naming a .md file that is gone.
 . "$(dirname "$0")/lib.sh"
 ROOT=${RLOCK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 MAN=$ROOT/man/rlock.1
@@ -72,5 +76,42 @@ done
 offered+=$(grep -oE -- "--[a-z][a-z-]+(=?\[|=?})" "$ZSHC" | grep -oE -- '--[a-z][a-z-]+')
 for flag in $(sort -u <<<"$offered"); do
   check "completion flag $flag is one rlock knows (in some --help)" in_list "$flag" "$known"
+done
+
+# --- The documentation's layout: README guides, docs/ explains, the man page specifies.
+# layout CHECK [ARG]: sets problems to what docs_layout.py found, one a line (or
+# to why it could not look: a helper that crashes is a failed check, not a pass).
+layout() {
+  problems=$("$PY" "$(dirname "$0")/docs_layout.py" "$1" "$ROOT" "${@:2}" 2>&1)
+  local rc=$?
+  [ $rc -eq 0 ] || problems="docs_layout.py $1 failed (rc $rc): $problems"
+}
+readme_lines=$(wc -l <"$ROOT/README.md")
+check "README.md has at most 300 lines (has $readme_lines; the rest belongs in docs/)" test "$readme_lines" -le 300
+check "README.md names the test command CI runs (.ci/run: ./dev test)" \
+  eval 'grep -qx "./dev test" "$ROOT/.ci/run" && grep -qF "./dev test" "$ROOT/README.md"'
+layout links
+check "every link of README.md and docs/*.md leads to a file and heading that exist${problems:+: $problems}" test -z "$problems"
+layout unlinked
+check "README.md links every page of docs/${problems:+: $problems}" test -z "$problems"
+# 12 words: a sentence copied, not a phrase that recurs ("the lock is busy or the wait ran out").
+layout twice 12
+problems=$(head -20 <<<"$problems")
+check "no passage of 12 words is written in two of README.md, docs/*.md and the man page${problems:+: $problems}" \
+  test -z "$problems"
+layout env
+check "every variable rlock reads or sets has an entry in the man page's ENVIRONMENT${problems:+: $problems}" \
+  test -z "$problems"
+layout md-refs
+check "every .md file a test names exists${problems:+: $problems}" test -z "$problems"
+# The exit statuses --help lists ("Exit status: 0 ok, 1 not held, 64 usage, ..."),
+# each an entry of the man page's EXIT STATUS (".B 64", ".B 2, 3").
+exit_help=$("$RLOCK" --help | sed -n '/^Exit status:/,/^$/p' | tr '\n' ' ')
+exit_codes=$(grep -oE '(^|[ ,])[0-9]{1,3} [a-zA-Z(]' <<<"$exit_help" | grep -oE '[0-9]+' | sort -un)
+check "rlock --help lists exit statuses (got: $(tr '\n' ' ' <<<"$exit_codes"))" test -n "$exit_codes"
+exit_section=$(sed -n '/^\.SH EXIT STATUS/,/^\.SH /p' "$MAN")
+for code in $exit_codes; do
+  check "exit status $code (rlock --help) has an entry in the man page's EXIT STATUS" \
+    grep -qE "^\.B ([0-9]+, )*$code(,|$)" <<<"$exit_section"
 done
 finish

@@ -3,7 +3,7 @@
 # `history` says what is true when it could not be written.
 #  - a bad RLOCK_HISTORY_MAXLEN / RLOCK_HISTORY_TTL is a warning and the default,
 #    for every subcommand (release never exits 64 for it);
-#  - the README's lock-only ACL user from before history (no key pattern for
+#  - the guide's lock-only ACL user (docs/security.md) from before history (no key pattern for
 #    rlock_log:, no xadd/xrevrange) locks in every mode, warned once per process
 #    with the key and the ACL rule; doctor reports it;
 #  - `history` says when the history key is no stream, or the user may not
@@ -14,8 +14,8 @@ SRC=${RLOCK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 PW=acl-Pw-30
 H="127.0.0.1:$REDIS_PORT"
 . "$(dirname "$0")/acl_helpers.sh"
-check "the README has the ACL SETUSER line" test -n "$ACL_LINE"
-setuser() { readme_setuser "$1" "$2"; } # USER SED: the README's line, changed
+check "$ACL_DOC has the ACL SETUSER line" test -n "$ACL_LINE"
+setuser() { acl_setuser "$1" "$2"; } # USER SED: the guide's line, changed
 
 # --- a bad setting: warned about, the default used; the lock is taken and released
 r acquire o7 --owner t7

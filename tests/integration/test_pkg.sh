@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# rlock as a system tool: `cpack -G DEB` packs the binary, the gzipped man page
+# rlock as a system tool: `cpack -G DEB` packs the binary, the gzipped man page,
+# the guide (README.md and docs/ under /usr/share/doc/rlock)
 # and the bash, zsh and fish completions at the paths Debian's tools look in;
 # the package's Depends agrees with the NEEDED entries of the binary it ships
 # (only the C library is the host's);
@@ -59,6 +60,14 @@ check "gzip -n: no time stamp in the man page's header" test "$(od -An -tu4 -j4 
 check "the packed bash completion is completions/rlock.bash" cmp -s "$X/usr/share/bash-completion/completions/rlock" "$BASHC"
 check "the packed zsh completion is completions/_rlock" cmp -s "$X/usr/share/zsh/vendor-completions/_rlock" "$ROOT/completions/_rlock"
 check "the packed fish completion is completions/rlock.fish" cmp -s "$X/usr/share/fish/vendor_completions.d/rlock.fish" "$FISHC"
+# The guide the man page points to (/usr/share/doc/rlock/docs/), every page as written.
+check "the package holds the README at /usr/share/doc/rlock/README.md" listed -rw-r--r-- share/doc/rlock/README.md
+check "the packed README is README.md" cmp -s "$X/usr/share/doc/rlock/README.md" "$ROOT/README.md"
+for page in "$ROOT"/docs/*.md; do
+  page=${page##*/}
+  check "the package holds docs/$page at /usr/share/doc/rlock/docs/$page, as written" \
+    eval 'listed -rw-r--r-- "share/doc/rlock/docs/$page" && cmp -s "$X/usr/share/doc/rlock/docs/$page" "$ROOT/docs/$page"'
+done
 
 # Depends against what the packed binary loads: the host's C library (NEEDED
 # libc.so.6), everything else inside; dpkg-shlibdeps' answer, plus the glibc

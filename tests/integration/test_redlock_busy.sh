@@ -78,4 +78,26 @@ r "${U5[@]}" "${TO[@]}" run --if-unavailable run -n Q -- touch "$ran"
 expect_rc 75 "5 masters: busy from 1, 2 paused, 2 down: busy"
 check "CMD did not run beside X" test ! -e "$ran"
 thaw_master "${m[1]}"; thaw_master "${m[2]}"
+
+# Several names with -w: J taken, K awaited (X holds it), then 2 of 3 masters
+# die, so keeping J alive meanwhile gets no majority. K's holder still shows on
+# the live master: busy (75), never "unavailable" (explorer, seed 7103 schedule
+# 51: `run --if-unavailable run` ran CMD beside K's holder).
+start_masters 3
+U3=()
+for i in "${MASTER_SET[@]}"; do U3+=(-u "$(master_url "$i")"); done
+m=("${MASTER_SET[@]}")
+r "${U3[@]}" "${TO[@]}" acquire K --ttl 60s
+expect_rc 0 "3 masters: X takes K"
+rm -f "$ran"
+T=$TEST_TMP/jk
+bg "$T" "${U3[@]}" "${TO[@]}" run --if-unavailable run -w 8s --ttl 1500ms J K -- touch "$ran"
+y_took_j() { [ "$(mcli "${m[0]}" EXISTS J)$(mcli "${m[1]}" EXISTS J)$(mcli "${m[2]}" EXISTS J)" = 111 ]; }
+check "Y takes J on every master and waits for K" wait_until 5 y_took_j
+stop_master "${m[1]}"; stop_master "${m[2]}"
+check "Y ends within 5s (keeping J alive fails at its next renewal, every 500ms)" wait_until 5 bg_done "$T"
+check "Y is busy (75), not unavailable (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 75
+check "CMD did not run beside X" test ! -e "$ran"
+check "Y says why the wait ended" grep -q "could not keep the names taken alive while waiting for \"K\"" "$T.err"
+echo "  $(tr '\n' '|' <"$T.err" | head -c 600)"
 finish

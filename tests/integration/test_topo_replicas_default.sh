@@ -18,7 +18,7 @@
 #   (e) Sentinel, the replica's PSYNC refused (the issue's setup): the primary has
 #       no connected replica, the sentinels list one: plain acquire refused 4/4.
 #   (c) a single server without replicas gets no WAIT at all (INFO commandstats).
-# Figures (refused N/N, lost N/20) are printed for README's "Safety" section.
+# Figures (refused N/N, lost N/20) are printed for docs/safety.md, "Failovers".
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/run_helpers/common.sh"
 . "$(dirname "$0")/topology.sh"

@@ -63,7 +63,7 @@ public:
     auto it = holds.find(name);
     if (it != holds.end() && it->second.owner != request.owner) {
       result.holder.owner = it->second.owner;
-      result.holder.type = "hash";
+      result.holder.type = lock::KeyType::hash;
       result.holder.ttl = it->second.lease;
       result.holder.record = it->second.record;
       return result;
@@ -112,12 +112,12 @@ public:
     return result;
   }
 
-  std::optional<std::string> force_unlock(const lock::LockKeys& keys) override {
+  std::optional<lock::KeyType> force_unlock(const lock::LockKeys& keys) override {
     note("force_unlock", keys.name);
     if (holds.erase(keys.name) == 0) {
       return std::nullopt;
     }
-    return "hash";
+    return lock::KeyType::hash;
   }
 
   lock::History history(const lock::LockKeys& keys, int) override {
@@ -173,10 +173,10 @@ public:
       note("inspect", name);
       lock::LockState state;
       state.name = name;
-      state.type = "none";
+      state.type = lock::KeyType::none;
       state.server_now_ms = now_ms;
       if (auto it = holds.find(name); it != holds.end()) {
-        state.type = "hash";
+        state.type = lock::KeyType::hash;
         state.ttl = it->second.lease;
         state.owners = {{it->second.owner, it->second.count}};
         state.record = it->second.record;

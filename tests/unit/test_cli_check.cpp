@@ -29,7 +29,7 @@ constexpr long long k_min = 60'000;
 LockState held_for(long long held_ms, long long ttl_ms = 30'000) {
   LockState state;
   state.name = "job";
-  state.type = "hash";
+  state.type = rlock::lock::KeyType::hash;
   state.layout = rlock::lock::Layout::exclusive;
   state.ttl = Millis(ttl_ms);
   state.owners = {{"tok", 1}};
@@ -42,7 +42,7 @@ LockState held_for(long long held_ms, long long ttl_ms = 30'000) {
 LockState free_lock() {
   LockState state;
   state.name = "job";
-  state.type = "none";
+  state.type = rlock::lock::KeyType::none;
   state.server_now_ms = k_now;
   return state;
 }
@@ -265,7 +265,7 @@ TEST_CASE("metric labels: distinct names give distinct labels; a name given twic
   }
   LockState a;
   a.name = "rd";
-  a.type = "none";
+  a.type = rlock::lock::KeyType::none;
   auto text = rlock::cli::openmetrics_text({a, a});
   std::size_t count = 0;
   for (auto at = text.find(R"(rlock_lock_held{name="rd"})"); at != std::string::npos;
@@ -278,7 +278,7 @@ TEST_CASE("metric labels: distinct names give distinct labels; a name given twic
 TEST_CASE("check --ttl-none: a semaphore's key has no expiry by design; its permits' leases count") {
   LockState state;
   state.name = "sem";
-  state.type = "string";
+  state.type = rlock::lock::KeyType::string;
   state.layout = rlock::lock::Layout::semaphore;
   state.ttl = Millis(-1);
   state.server_now_ms = k_now;

@@ -1,3 +1,5 @@
+#include <rlock/cli/cmd_history.hpp>
+#include <rlock/cli/cmd_run.hpp>
 #include <rlock/cli/exit.hpp>
 #include <rlock/cli/options.hpp>
 #include <rlock/core/defaults.hpp>
@@ -13,11 +15,16 @@ using rlock::Outcome;
 using rlock::cli::exit_code;
 
 TEST_CASE("exit codes: every outcome has the contract's code, decided in one place") {
-  // The man page's EXIT STATUS: 1 says five things, each with its own outcome.
-  for (auto outcome : {Outcome::not_held, Outcome::nothing_removed, Outcome::holder_alive, Outcome::lock_free,
-                       Outcome::unsafe_deployment}) {
+  // The man page's EXIT STATUS: 1 says four things, each with its own outcome
+  // (a script acts alike on each: there was nothing to do).
+  for (auto outcome :
+       {Outcome::not_held, Outcome::nothing_removed, Outcome::lock_free, Outcome::unsafe_deployment}) {
     CHECK(exit_code(outcome, 75) == 1);
   }
+  // force-unlock --if-dead on a lock still held (its holder alive) is busy, not
+  // "nothing to remove": a script cleaning up acts on the difference (issue 31).
+  CHECK(exit_code(Outcome::holder_alive, 75) == 75);
+  CHECK(exit_code(Outcome::holder_alive, 3) == 3); // -E, as for busy
   CHECK(exit_code(Outcome::usage, 75) == 64);
   CHECK(exit_code(Outcome::bad_setting, 75) == 64); // a database that does not exist, a bad TLS file
   CHECK(exit_code(Outcome::unavailable, 75) == 69);
@@ -70,12 +77,31 @@ TEST_CASE("defaults: the help text says the defaults the code uses") {
   CHECK(run.find("(default " + format_duration(rlock::k_default_kill_after) + ")") != std::string::npos);
   CHECK(rlock::cli::help_text("status").find("(default " + format_duration(rlock::k_default_watch) + ")") !=
         std::string::npos);
+  CHECK(top.find("default " + std::string(rlock::k_default_url) + ")") != std::string::npos);
+  CHECK(top.find("at most DUR (default " + format_duration(rlock::k_default_sync_timeout) + ")") !=
+        std::string::npos);
+  CHECK(top.find("(at most " + format_duration(rlock::k_max_automatic_sync) + ")") != std::string::npos);
+  CHECK(rlock::cli::help_text("history").find("(default " + std::to_string(rlock::k_default_history_limit) +
+                                              ", at most") != std::string::npos);
+  CHECK(run.find("(default " + std::string(rlock::cli::k_on_lost_words[0].first) + ")") != std::string::npos);
+  CHECK(run.find("(default " + std::string(rlock::cli::k_if_unavailable_words[0].first) + ")") !=
+        std::string::npos);
   // And the parser's defaults are the same constants.
   const char* argv[] = {"rlock", "run", "L", "--", "true"};
   auto parsed = rlock::cli::parse(5, argv, [](const char*) -> const char* { return nullptr; });
   REQUIRE(parsed.invocation);
-  CHECK(parsed.invocation->kill_after == rlock::k_default_kill_after);
+  const auto& run_options = parsed.invocation->own_as<rlock::cli::RunOptions>();
+  CHECK(run_options.kill_after == rlock::k_default_kill_after);
+  CHECK(run_options.on_lost == rlock::cli::k_on_lost_words[0].second);
+  CHECK(run_options.if_unavailable == rlock::cli::k_if_unavailable_words[0].second);
+  CHECK(parsed.invocation->global.urls == std::vector<std::string>{std::string(rlock::k_default_url)});
   CHECK(parsed.invocation->global.connect_timeout == rlock::k_default_connect_timeout);
   CHECK(parsed.invocation->global.io_timeout == rlock::k_default_io_timeout);
   CHECK(parsed.invocation->global.conflict_exit_code == rlock::k_default_conflict_exit_code);
+  CHECK(parsed.invocation->history.max_len == rlock::k_default_history_max_len);
+  CHECK(parsed.invocation->history.ttl == rlock::k_default_history_ttl);
+  const char* history_argv[] = {"rlock", "history", "L"};
+  auto history = rlock::cli::parse(3, history_argv, [](const char*) -> const char* { return nullptr; });
+  REQUIRE(history.invocation);
+  CHECK(history.invocation->own_as<rlock::cli::HistoryOptions>().limit == rlock::k_default_history_limit);
 }

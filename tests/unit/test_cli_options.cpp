@@ -1,3 +1,7 @@
+#include <rlock/cli/cmd_check.hpp>
+#include <rlock/cli/cmd_history.hpp>
+#include <rlock/cli/cmd_run.hpp>
+#include <rlock/cli/cmd_status.hpp>
 #include <rlock/cli/options.hpp>
 #include <rlock/cli/secrets.hpp>
 #include <rlock/core/errors.hpp>
@@ -31,6 +35,10 @@ void usage_error(std::vector<const char*> args, std::string_view reason) {
   CHECK_THROWS_WITH_AS(rlock::cli::parse(static_cast<int>(args.size()), args.data(), fake_env),
                        doctest::Contains(std::string(reason).c_str()), rlock::UsageError);
 }
+using rlock::cli::CheckOptions;
+using rlock::cli::HistoryOptions;
+using rlock::cli::RunOptions;
+using rlock::cli::StatusOptions;
 std::string read(const std::string& path) {
   std::ifstream in(path);
   std::stringstream text;
@@ -138,8 +146,8 @@ TEST_CASE("help and version print and exit 0") {
   auto result = rlock::cli::parse(2, args.data(), fake_env);
   CHECK(!result.invocation);
   CHECK(result.exit_code == 0);
-  for (const auto& sub : rlock::cli::subcommands()) {
-    CHECK(result.output.find(std::string(sub.name)) != std::string::npos);
+  for (const auto* sub : rlock::cli::subcommands()) {
+    CHECK(result.output.find(std::string(sub->name)) != std::string::npos);
   }
   args = {"rlock", "run", "--help"};
   result = rlock::cli::parse(3, args.data(), fake_env);
@@ -202,13 +210,13 @@ TEST_CASE("man page and completions name every subcommand and long flag") {
   REQUIRE(!bash.empty());
   REQUIRE(!zsh.empty());
   REQUIRE(!fish.empty());
-  for (const auto& sub : rlock::cli::subcommands()) {
-    CAPTURE(sub.name);
-    CHECK(has_token(man, sub.name));
-    CHECK(has_token(bash, sub.name));
-    CHECK(has_token(zsh, sub.name));
-    CHECK(has_token(fish, sub.name));
-    CHECK(has_token(rlock::cli::help_text(""), sub.name));
+  for (const auto* sub : rlock::cli::subcommands()) {
+    CAPTURE(sub->name);
+    CHECK(has_token(man, sub->name));
+    CHECK(has_token(bash, sub->name));
+    CHECK(has_token(zsh, sub->name));
+    CHECK(has_token(fish, sub->name));
+    CHECK(has_token(rlock::cli::help_text(""), sub->name));
   }
   for (const auto& flag : rlock::cli::all_long_flags()) {
     CAPTURE(flag);
@@ -265,17 +273,17 @@ TEST_CASE("at most 64 names at once; the help says NAME...") {
 
 TEST_CASE("status --watch [DUR]: the interval, 2s without one; a word after it is a lock name") {
   g_env.clear();
-  CHECK_FALSE(parse({"status"}).watch);
-  CHECK(parse({"status", "--watch"}).watch == rlock::Millis(2000));
+  CHECK_FALSE(parse({"status"}).own_as<StatusOptions>().watch);
+  CHECK(parse({"status", "--watch"}).own_as<StatusOptions>().watch == rlock::Millis(2000));
   auto inv = parse({"status", "--watch", "500ms", "a"});
-  CHECK(inv.watch == rlock::Millis(500));
+  CHECK(inv.own_as<StatusOptions>().watch == rlock::Millis(500));
   CHECK(inv.names == std::vector<std::string>{"a"});
   inv = parse({"status", "--watch", "deploy", "b"});
-  CHECK(inv.watch == rlock::Millis(2000));
+  CHECK(inv.own_as<StatusOptions>().watch == rlock::Millis(2000));
   CHECK(inv.names == std::vector<std::string>{"deploy", "b"});
   inv = parse({"status", "a", "--watch"});
   CHECK(inv.names == std::vector<std::string>{"a"});
-  CHECK(parse({"status", "--watch=1m", "--match", "x*"}).watch == rlock::Millis(60'000));
+  CHECK(parse({"status", "--watch=1m", "--match", "x*"}).own_as<StatusOptions>().watch == rlock::Millis(60'000));
   usage_error({"status", "--watch", "50ms"}, "--watch: 50ms is too short a redraw interval (at least 100ms)"); // too short
   usage_error({"status", "--watch", "5x"}, "--watch: bad duration '5x' (use e.g. 500ms, 30s, 5m, 1h30m, 1d)");   // a mistyped duration
   usage_error({"status", "--watch=0"}, "--watch: zero duration '0' (use e.g. 500ms, 30s, 5m, 1h30m, 1d)");
@@ -285,14 +293,14 @@ TEST_CASE("status --watch [DUR]: the interval, 2s without one; a word after it i
 TEST_CASE("run --once-per and --if-unavailable") {
   g_env.clear();
   auto inv = parse({"run", "L", "--once-per", "1d", "--if-unavailable", "skip", "--", "true"});
-  CHECK(inv.once_per == rlock::Millis(86'400'000));
-  CHECK(inv.if_unavailable == rlock::cli::IfUnavailable::skip);
+  CHECK(inv.own_as<RunOptions>().once_per == rlock::Millis(86'400'000));
+  CHECK(inv.own_as<RunOptions>().if_unavailable == rlock::cli::IfUnavailable::skip);
   inv = parse({"run", "L", "--fair", "--once-per", "2s", "--", "true"});
-  CHECK(inv.once_per == rlock::Millis(2000));
-  CHECK(inv.if_unavailable == rlock::cli::IfUnavailable::fail);
-  CHECK(parse({"run", "L", "--if-unavailable", "run", "--", "true"}).if_unavailable ==
+  CHECK(inv.own_as<RunOptions>().once_per == rlock::Millis(2000));
+  CHECK(inv.own_as<RunOptions>().if_unavailable == rlock::cli::IfUnavailable::fail);
+  CHECK(parse({"run", "L", "--if-unavailable", "run", "--", "true"}).own_as<RunOptions>().if_unavailable ==
         rlock::cli::IfUnavailable::run);
-  CHECK(!parse({"run", "L", "--", "true"}).once_per);
+  CHECK(!parse({"run", "L", "--", "true"}).own_as<RunOptions>().once_per);
   usage_error({"run", "L", "--once-per", "0", "--", "true"}, "--once-per: zero duration '0' (use e.g. 500ms, 30s, 5m, 1h30m, 1d)");
   usage_error({"run", "L", "--once-per", "-1s", "--", "true"}, "--once-per: negative duration '-1s' (use e.g. 500ms, 30s, 5m, 1h30m,");
   usage_error({"run", "L", "--once-per", "soon", "--", "true"}, "--once-per: bad duration 'soon' (use e.g. 500ms, 30s, 5m, 1h30m, 1d)");
@@ -308,9 +316,9 @@ TEST_CASE("run --once-per and --if-unavailable") {
 }
 
 TEST_CASE("status --names: the completions' helper, hidden from --help") {
-  CHECK(parse({"status", "--names"}).list_names);
-  CHECK(parse({"status", "--names", "--match", "job-*"}).match == "job-*");
-  CHECK_FALSE(parse({"status"}).list_names);
+  CHECK(parse({"status", "--names"}).own_as<StatusOptions>().list_names);
+  CHECK(parse({"status", "--names", "--match", "job-*"}).own_as<StatusOptions>().match == "job-*");
+  CHECK_FALSE(parse({"status"}).own_as<StatusOptions>().list_names);
   usage_error({"status", "X", "--names"}, "status --names lists the locks found (all, or those of --match");
   CHECK(rlock::cli::help_text("status").find("--names") == std::string::npos);
 }
@@ -321,16 +329,16 @@ TEST_CASE("check: thresholds WARN,CRIT, the flags, and what is refused") {
                     "--done-within", "26h"});
   CHECK(inv.sub->name == "check");
   CHECK(inv.names == std::vector<std::string>{"a", "b"});
-  REQUIRE(inv.check.held_longer);
-  CHECK(inv.check.held_longer->warn == rlock::Millis(30 * 60'000));
-  CHECK(inv.check.held_longer->crit == rlock::Millis(2 * 3'600'000));
-  REQUIRE(inv.check.waiters);
-  CHECK(inv.check.waiters->warn == 0);
-  CHECK(inv.check.waiters->crit == 5);
-  CHECK(inv.check.dead_holder);
-  CHECK(inv.check.ttl_none);
-  CHECK(inv.check.done_within == rlock::Millis(26 * 3'600'000));
-  CHECK(parse({"check", "--match", "job:*"}).match == "job:*");
+  REQUIRE(inv.own_as<CheckOptions>().spec.held_longer);
+  CHECK(inv.own_as<CheckOptions>().spec.held_longer->warn == rlock::Millis(30 * 60'000));
+  CHECK(inv.own_as<CheckOptions>().spec.held_longer->crit == rlock::Millis(2 * 3'600'000));
+  REQUIRE(inv.own_as<CheckOptions>().spec.waiters);
+  CHECK(inv.own_as<CheckOptions>().spec.waiters->warn == 0);
+  CHECK(inv.own_as<CheckOptions>().spec.waiters->crit == 5);
+  CHECK(inv.own_as<CheckOptions>().spec.dead_holder);
+  CHECK(inv.own_as<CheckOptions>().spec.ttl_none);
+  CHECK(inv.own_as<CheckOptions>().spec.done_within == rlock::Millis(26 * 3'600'000));
+  CHECK(parse({"check", "--match", "job:*"}).own_as<CheckOptions>().match == "job:*");
   CHECK(parse({"check", "a", "a"}).names.size() == 1); // reads only, as status; a name twice is judged once
   usage_error({"check", "a", "--held-longer", "2h,1h"}, "WARN is above CRIT");
   usage_error({"check", "a", "--held-longer", "1h"}, "is not WARN,CRIT");
@@ -342,20 +350,20 @@ TEST_CASE("check: thresholds WARN,CRIT, the flags, and what is refused") {
   usage_error({"check", "a", "--json"}, "it has no --json");
   usage_error({"-u", "redis://h:1", "-u", "redis://h:2", "check", "a", "--dead-holder"}, "--dead-holder takes one URL");
   usage_error({"-u", "redis://h:1", "-u", "redis://h:2", "check", "a", "--done-within", "1h"}, "--done-within takes one URL");
-  CHECK(parse({"-u", "redis://h:1", "-u", "redis://h:2", "check", "a", "--held-longer", "1h,2h"}).check.held_longer);
+  CHECK(parse({"-u", "redis://h:1", "-u", "redis://h:2", "check", "a", "--held-longer", "1h,2h"}).own_as<CheckOptions>().spec.held_longer);
 }
 
 TEST_CASE("status --format: text, json (= --json), openmetrics; --output") {
   g_env.clear();
-  CHECK(parse({"status"}).format == rlock::cli::StatusFormat::text);
-  CHECK(parse({"status", "--json"}).format == rlock::cli::StatusFormat::json);
+  CHECK(parse({"status"}).own_as<StatusOptions>().format == rlock::cli::StatusFormat::text);
+  CHECK(parse({"status", "--json"}).own_as<StatusOptions>().format == rlock::cli::StatusFormat::json);
   auto inv = parse({"status", "--format", "json"});
-  CHECK(inv.format == rlock::cli::StatusFormat::json);
+  CHECK(inv.own_as<StatusOptions>().format == rlock::cli::StatusFormat::json);
   CHECK(inv.global.json);
   inv = parse({"status", "--format", "openmetrics", "--output", "/tmp/x.prom"});
-  CHECK(inv.format == rlock::cli::StatusFormat::openmetrics);
+  CHECK(inv.own_as<StatusOptions>().format == rlock::cli::StatusFormat::openmetrics);
   CHECK(!inv.global.json);
-  CHECK(inv.output == "/tmp/x.prom");
+  CHECK(inv.own_as<StatusOptions>().output == "/tmp/x.prom");
   CHECK(parse({"--json", "status", "--format", "json"}).global.json);
   usage_error({"--json", "status", "--format", "openmetrics"}, "--json and --format openmetrics exclude each other");
   usage_error({"--json", "status", "--format", "text"}, "--json and --format text exclude each other");
@@ -368,7 +376,7 @@ TEST_CASE("status --format: text, json (= --json), openmetrics; --output") {
 
 TEST_CASE("history: one NAME, --limit 1 to 10000") {
   g_env.clear();
-  CHECK(parse({"history", "a", "--limit", "5"}).history_limit == 5);
+  CHECK(parse({"history", "a", "--limit", "5"}).own_as<HistoryOptions>().limit == 5);
   usage_error({"history", "a", "b"}, "The following argument was not expected: b");
   usage_error({"history"}, "NAME is required");
   usage_error({"history", "a", "--limit", "0"}, "is not a whole number from 1 to 10000");

@@ -1,4 +1,5 @@
 #include <rlock/cli/render.hpp>
+#include <rlock/cli/render_json.hpp>
 
 #include <doctest/doctest.h>
 
@@ -8,7 +9,7 @@ namespace {
 rlock::lock::LockState held_state() {
   rlock::lock::LockState state;
   state.name = "deploy\n1";
-  state.type = "hash";
+  state.type = rlock::lock::KeyType::hash;
   state.ttl = Millis(29'500);
   state.owners = {{"tok:1", 2}};
   state.record = rlock::lock::parse_holder_record(
@@ -41,7 +42,7 @@ TEST_CASE("status JSON has the documented stable fields") {
 TEST_CASE("status JSON of a free lock and of a foreign key") {
   rlock::lock::LockState free_state;
   free_state.name = "x";
-  free_state.type = "none";
+  free_state.type = rlock::lock::KeyType::none;
   auto doc = rlock::cli::status_json(free_state);
   CHECK(doc["held"] == false);
   CHECK(doc["type"].is_null());
@@ -51,7 +52,7 @@ TEST_CASE("status JSON of a free lock and of a foreign key") {
 
   rlock::lock::LockState foreign;
   foreign.name = "x";
-  foreign.type = "string";
+  foreign.type = rlock::lock::KeyType::string;
   foreign.ttl = Millis(-1);
   doc = rlock::cli::status_json(foreign);
   CHECK(doc["held"] == true);
@@ -87,7 +88,7 @@ TEST_CASE("a partial or unreadable record renders what it says, never throws") {
 }
 
 TEST_CASE("the busy phrase says what the record says, or that the holder is unknown") {
-  rlock::lock::Holder holder{"tok:1", "hash", Millis(1500), std::nullopt};
+  rlock::lock::Holder holder{"tok:1", rlock::lock::KeyType::hash, Millis(1500), std::nullopt};
   CHECK(rlock::cli::holder_phrase(holder) == "held by tok:1, 1.5s left");
   holder.record = rlock::lock::parse_holder_record(R"({"host":"h1","pid":42,"command":"x y"})");
   CHECK(rlock::cli::holder_phrase(holder) == R"(held by tok:1 on h1 (pid 42, "x y"), 1.5s left)");
@@ -103,7 +104,7 @@ TEST_CASE("the busy phrase says what the record says, or that the holder is unkn
 TEST_CASE("status of each mode's layout: readers, permits and the fair queue") {
   rlock::lock::LockState rw;
   rw.name = "db";
-  rw.type = "hash";
+  rw.type = rlock::lock::KeyType::hash;
   rw.layout = rlock::lock::Layout::read;
   rw.ttl = Millis(9'000);
   rw.owners = {{"r1", 2}, {"r2", 1}};
@@ -121,7 +122,7 @@ TEST_CASE("status of each mode's layout: readers, permits and the fair queue") {
 
   rlock::lock::LockState sem;
   sem.name = "pool";
-  sem.type = "string";
+  sem.type = rlock::lock::KeyType::string;
   sem.layout = rlock::lock::Layout::semaphore;
   sem.ttl = Millis(-1);
   sem.permits_free = 1;
@@ -165,9 +166,9 @@ TEST_CASE("status kinds: rlock, redisson, fair, read-write, semaphore, foreign, 
   CHECK(rlock::cli::lock_kind(state) == "semaphore");
   CHECK(rlock::cli::status_json(state)["kind"] == "semaphore"); // even with no permit out
   state.layout = rlock::lock::Layout::none;
-  state.type = "string";
+  state.type = rlock::lock::KeyType::string;
   CHECK(rlock::cli::lock_kind(state) == "foreign");
-  state.type = "none";
+  state.type = rlock::lock::KeyType::none;
   CHECK(rlock::cli::lock_kind(state).empty());
   CHECK(rlock::cli::status_json(state)["kind"].is_null());
 }

@@ -1,4 +1,5 @@
 #include <rlock/cli/render.hpp>
+#include <rlock/cli/render_json.hpp>
 #include <rlock/cli/table.hpp>
 #include <rlock/cli/terminal.hpp>
 
@@ -18,7 +19,7 @@ constexpr long long k_now = 1'700'000'100'000;
 rlock::lock::LockState rlock_state(std::string name, std::string command) {
   rlock::lock::LockState state;
   state.name = std::move(name);
-  state.type = "hash";
+  state.type = rlock::lock::KeyType::hash;
   state.layout = rlock::lock::Layout::exclusive;
   state.ttl = Millis(29'500);
   state.owners = {{"c2748426-bd31-4962-a861-5482375f0102:25006", 1}};
@@ -90,19 +91,19 @@ TEST_CASE("status table: a heartbeat that stopped and a lease without expiry are
 TEST_CASE("status table: kinds and rows of every layout, and what has no column under it") {
   rlock::lock::LockState redisson;
   redisson.name = "java";
-  redisson.type = "hash";
+  redisson.type = rlock::lock::KeyType::hash;
   redisson.layout = rlock::lock::Layout::exclusive;
   redisson.ttl = Millis(10'000);
   redisson.owners = {{"a0b1c2d3:57", 2}};
 
   rlock::lock::LockState foreign;
   foreign.name = "str";
-  foreign.type = "string";
+  foreign.type = rlock::lock::KeyType::string;
   foreign.ttl = Millis(5'000);
 
   rlock::lock::LockState rw;
   rw.name = "rw";
-  rw.type = "hash";
+  rw.type = rlock::lock::KeyType::hash;
   rw.layout = rlock::lock::Layout::read;
   rw.ttl = Millis(9'000);
   rw.owners = {{"r1", 1}, {"r2", 3}};
@@ -110,7 +111,7 @@ TEST_CASE("status table: kinds and rows of every layout, and what has no column 
 
   rlock::lock::LockState sem;
   sem.name = "pool";
-  sem.type = "string";
+  sem.type = rlock::lock::KeyType::string;
   sem.layout = rlock::lock::Layout::semaphore;
   sem.permits_free = 2;
   sem.holders = {{"p1", 1, Millis(4'000), std::nullopt}};
@@ -121,7 +122,7 @@ TEST_CASE("status table: kinds and rows of every layout, and what has no column 
 
   rlock::lock::LockState free_state;
   free_state.name = "nothing";
-  free_state.type = "none";
+  free_state.type = rlock::lock::KeyType::none;
 
   auto lines = lines_of(status_table({redisson, foreign, rw, sem, fair, free_state}, TableStyle{100, false}));
   auto row = [&](const std::string& start) {
@@ -178,7 +179,7 @@ TEST_CASE("status: columns line up by display width with wide names") {
   for (const char* name : {"名前", "ab"}) {
     LockState state;
     state.name = name;
-    state.type = "hash";
+    state.type = rlock::lock::KeyType::hash;
     state.layout = rlock::lock::Layout::exclusive;
     state.ttl = rlock::Millis(30'000);
     state.owners = {{"tok", 1}};

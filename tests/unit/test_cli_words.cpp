@@ -1,6 +1,7 @@
 // The typed lock state and its words: decoded once (lock::layout_of,
 // detail::decode_*), turned into words only by cli/render.
 #include <rlock/cli/render.hpp>
+#include <rlock/cli/render_json.hpp>
 #include <rlock/lock/detail.hpp>
 
 #include <doctest/doctest.h>
@@ -27,15 +28,26 @@ TEST_CASE("layouts: each script word decodes to its layout and renders back to t
 }
 
 TEST_CASE("a busy holder's held_as words") {
+  using rlock::lock::Mode;
   rlock::lock::Holder holder;
-  CHECK(rlock::cli::held_as_word(holder).empty());
+  CHECK(rlock::cli::held_as_word(holder, Mode::exclusive).empty());
   holder.queue_turn = true;
-  CHECK(rlock::cli::held_as_word(holder) == "queue");
+  CHECK(rlock::cli::held_as_word(holder, Mode::fair) == "queue");
   holder.queue_turn = false;
   holder.layout = Layout::write;
-  CHECK(rlock::cli::held_as_word(holder) == "write");
+  CHECK(rlock::cli::held_as_word(holder, Mode::read) == "write");
   holder.layout = Layout::other;
-  CHECK(rlock::cli::held_as_word(holder) == "?");
+  CHECK(rlock::cli::held_as_word(holder, Mode::exclusive) == "?");
+  // The semaphore's layout: another layout for a plain request; for --limit,
+  // every permit taken (no held_as, and the JSON's type says "semaphore").
+  holder.layout = Layout::semaphore;
+  holder.type = rlock::lock::KeyType::string;
+  CHECK(rlock::cli::held_as_word(holder, Mode::exclusive) == "semaphore");
+  CHECK(rlock::cli::holder_type_word(holder, Mode::exclusive) == "string");
+  CHECK_FALSE(rlock::cli::every_permit_taken(holder, Mode::exclusive));
+  CHECK(rlock::cli::held_as_word(holder, Mode::limit).empty());
+  CHECK(rlock::cli::holder_type_word(holder, Mode::limit) == "semaphore");
+  CHECK(rlock::cli::every_permit_taken(holder, Mode::limit));
 }
 
 TEST_CASE("Redlock answers and doctor verdicts render as before") {
@@ -57,7 +69,13 @@ TEST_CASE("Redlock answers and doctor verdicts render as before") {
 TEST_CASE("decode_acquire is pure: it needs no connection and undoes nothing") {
   // An acquisition too few replicas acknowledged is decoded as what it is;
   // undo_if_unsynced, at the call site, is what releases it.
-  rlock::redis::EvalReply answer{array({integer(1), integer(1), integer(7), integer(30000)}), 0};
+  auto eval = [](rlock::redis::Reply reply, long long acked) {
+    rlock::redis::EvalReply answer;
+    answer.reply = std::move(reply);
+    answer.acked = acked;
+    return answer;
+  };
+  auto answer = eval(array({integer(1), integer(1), integer(7), integer(30000)}), 0);
   auto result = rlock::lock::detail::decode_acquire(answer, rlock::TimePoint{});
   CHECK(result.acquired);
   CHECK_FALSE(result.reentered);
@@ -68,15 +86,35 @@ TEST_CASE("decode_acquire is pure: it needs no connection and undoes nothing") {
   // The busy answers: a fair waiter's turn and a layout, typed once.
   rlock::redis::Reply nil;
   auto turn = rlock::lock::detail::decode_acquire(
-      {array({integer(0), str("head"), integer(-2), str("hash"), nil}), -1}, rlock::TimePoint{});
+      eval(array({integer(0), str("head"), integer(-2), str("hash"), nil}), -1), rlock::TimePoint{});
   CHECK_FALSE(turn.acquired);
   CHECK(turn.holder.queue_turn);
   CHECK(turn.holder.layout == Layout::none);
   auto rw = rlock::lock::detail::decode_acquire(
-      {array({integer(0), str("w:write"), integer(5000), str("hash"), nil, str("write")}), -1},
+      eval(array({integer(0), str("w:write"), integer(5000), str("hash"), nil, str("write")}), -1),
       rlock::TimePoint{});
   CHECK(rw.holder.layout == Layout::write);
   CHECK_FALSE(rw.holder.queue_turn);
+  // Every permit taken: the semaphore's key type and layout (no pseudo-type).
+  auto permits = rlock::lock::detail::decode_acquire(
+      {array({integer(0), str("p1"), integer(800), str("string"), nil, str("semaphore")}), -1, {}, {}},
+      rlock::TimePoint{});
+  CHECK(permits.holder.type == rlock::lock::KeyType::string);
+  CHECK(permits.holder.layout == Layout::semaphore);
+  CHECK(permits.holder.owner == "p1");
+}
+
+TEST_CASE("key types: TYPE's words decode once and render back to the same word") {
+  using rlock::lock::KeyType;
+  for (const char* word : {"none", "string", "list", "set", "zset", "hash", "stream", "vectorset"}) {
+    CAPTURE(word);
+    CHECK(rlock::lock::key_type_of(word) != KeyType::other);
+    CHECK(rlock::lock::key_type_name(rlock::lock::key_type_of(word)) == word);
+  }
+  CHECK(rlock::lock::key_type_of("") == KeyType::none); // nothing said: no key
+  CHECK(rlock::lock::key_type_of("ReJSON-RL") == KeyType::other); // a module's type
+  CHECK(rlock::lock::key_type_name(KeyType::other) == "other");
+  CHECK(rlock::lock::key_type_of("semaphore") == KeyType::other); // a layout, never a type
 }
 
 TEST_CASE("a fair waiter whose give-up time has passed is no waiter: not counted, not shown (issue 30)") {

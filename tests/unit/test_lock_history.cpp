@@ -36,7 +36,7 @@ HistoryEvent event(long long at, std::string kind, std::string owner, std::strin
 
 History of(std::vector<HistoryEvent> events) {
   History h;
-  h.type = "none";
+  h.type = rlock::lock::KeyType::none;
   h.events = std::move(events);
   return h;
 }
@@ -63,7 +63,7 @@ TEST_CASE("decode_history: oldest first; anything not an event is malformed, nev
   CHECK(history.events[4].at_ms == 100);
   CHECK(history.events[5].kind == "released");
   CHECK(history.events[5].get("owner") == "o");
-  CHECK(history.type == "hash");
+  CHECK(history.type == rlock::lock::KeyType::hash);
   CHECK_FALSE(history.redisson);
 }
 
@@ -118,7 +118,7 @@ TEST_CASE("decode_history: whether the history key can be written, so an empty h
   CHECK(with(str("stream"), 0).access == LogAccess::no_write);
   auto string_key = with(str("string"), 1);
   CHECK(string_key.access == LogAccess::not_stream);
-  CHECK(string_key.log_type == "string");
+  CHECK(string_key.log_type == rlock::lock::KeyType::string);
   CHECK(with(rlock::redis::Reply{}, -1).access == LogAccess::no_read); // the key was not given: refused
   CHECK(with(str("stream"), 1).ours);
   // An older script's answer (three elements): nothing said, nothing assumed.

@@ -17,7 +17,7 @@ namespace {
 LockState held(const std::string& raw) {
   LockState state;
   state.name = "job";
-  state.type = "hash";
+  state.type = rlock::lock::KeyType::hash;
   state.layout = rlock::lock::Layout::exclusive;
   state.ttl = rlock::Millis(30'000);
   state.owners = {{"tok", 1}};
@@ -90,7 +90,7 @@ TEST_CASE("liveness: shared layouts, foreign keys and several owners are not jud
   state.layout = rlock::lock::Layout::semaphore;
   CHECK_FALSE(judge_holder(state, k_here, nobody()).gone);
   state = held(k_record);
-  state.type = "string";
+  state.type = rlock::lock::KeyType::string;
   state.layout = rlock::lock::Layout::none;
   CHECK_FALSE(judge_holder(state, k_here, nobody()).gone);
   state = held(k_record);

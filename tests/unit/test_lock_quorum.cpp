@@ -82,6 +82,18 @@ TEST_CASE(
   CHECK(k_undo_wait <= Millis(100));                 // what a failure may add to one round
 }
 
+TEST_CASE("quorum: a release undoes a level only where the acquisition is known to have put it") {
+  // answered: granted (the level is there) or busy (nothing of ours: the
+  // owner-checked release changes nothing)
+  CHECK(level_release(true, false) == LevelRelease::plain);
+  CHECK(level_release(true, true) == LevelRelease::plain);
+  // the answer was lost: a token of this process's own is nobody else's
+  CHECK(level_release(false, true) == LevelRelease::plain);
+  // a given token (a re-entry): the level there may be the outer hold's; only
+  // the acquisition's latch may say it was applied
+  CHECK(level_release(false, false) == LevelRelease::if_applied);
+}
+
 TEST_CASE("quorum: renewal verdicts") {
   CHECK(judge_renew(t(2, 1, 0)) == RenewVerdict::confirmed);
   CHECK(judge_renew(t(2, 0, 1)) == RenewVerdict::confirmed);

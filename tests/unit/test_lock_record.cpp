@@ -113,7 +113,7 @@ TEST_CASE("a hash found by SCAN is a lock when it is lock-shaped; a Redisson hol
   CHECK_FALSE(redisson_owner_shaped("apples"));
   rlock::lock::LockState state;
   state.name = "tn2";
-  state.type = "hash";
+  state.type = rlock::lock::KeyType::hash;
   state.complete = true;
   state.ttl = rlock::Millis(-1);
   state.owners = {{"5d1e7a3c-0b7e-4a47-9b7f-1f0c2a9e8d11:1", 1}};

@@ -1,6 +1,7 @@
+// `rlock check`'s one line: each lock's findings in words and the perfdata,
+// and the UNKNOWN line of an error (Monitoring Plugins rules).
+
 #include <rlock/cli/check.hpp>
-#include <rlock/cli/context.hpp>
-#include <rlock/core/proc.hpp>
 #include <rlock/core/text.hpp>
 
 #include <fmt/format.h>
@@ -184,34 +185,6 @@ int check_unknown(const std::string& context, const std::string& why) {
   fmt::print("RLOCK UNKNOWN - {}\n", check_text(line));
   std::fflush(stdout);
   return static_cast<int>(CheckState::unknown);
-}
-
-int cmd_check(Context& ctx) {
-  const auto& inv = ctx.inv;
-  auto states = inv.names.empty() ? ctx.store->find_locks(inv.match.empty() ? "*" : inv.match)
-                                  : ctx.store->inspect(inv.names);
-  std::vector<LockVerdict> verdicts;
-  const lock::ThisHost here{host_name(), boot_id()};
-  for (const auto& state : states) {
-    std::optional<lock::HolderVerdict> holder;
-    if (inv.check.dead_holder && state.held()) {
-      // The very verdict force-unlock --if-dead acts on.
-      holder = lock::judge_holder(state, here,
-                                  [](long long pid) { return process_start(static_cast<pid_t>(pid)); });
-    }
-    verdicts.push_back(judge_lock(state, inv.check, holder));
-  }
-  auto line = check_line(states, verdicts, inv.check, !inv.names.empty());
-  fmt::print("{}", line);
-  CheckState overall = CheckState::ok;
-  for (const auto& verdict : verdicts) {
-    overall = worse(overall, verdict.state);
-  }
-  return static_cast<int>(overall);
-}
-
-bool is_check(const Subcommand* sub) {
-  return sub != nullptr && sub->handler == &cmd_check;
 }
 
 } // namespace rlock::cli

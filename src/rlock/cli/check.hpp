@@ -1,7 +1,9 @@
 #pragma once
 
+// `rlock check`'s one line (Monitoring Plugins: state, text, perfdata) and its
+// UNKNOWN for an error.
+
 #include <rlock/cli/check_judge.hpp>
-#include <rlock/cli/subcommands.hpp>
 #include <rlock/lock/lock.hpp>
 
 #include <string>
@@ -9,14 +11,6 @@
 #include <vector>
 
 namespace rlock::cli {
-
-// `rlock check`: reads the locks (named, or those --match lists, as status
-// does), judges each (check_judge), prints one line and returns the state
-// (0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN).
-int cmd_check(Context& ctx);
-
-// True for check's row of the subcommand table (null: false).
-bool is_check(const Subcommand* sub);
 
 // check's UNKNOWN for an error: prints "RLOCK UNKNOWN - <context>: <why>" on
 // stdout (one line, whatever the message holds) and returns 3.

@@ -1,3 +1,6 @@
+// `rlock check`'s verdicts, pure: each lock's figures (held for, lease left,
+// waiters, last renewal and completion) judged against the thresholds.
+
 #include <rlock/cli/check_judge.hpp>
 
 #include <algorithm>

@@ -1,5 +1,8 @@
 #pragma once
 
+// `rlock check`'s states, thresholds and verdicts, pure: a lock's figures on
+// the server's clock and what the check makes of them (also status's metrics).
+
 #include <rlock/core/duration.hpp>
 #include <rlock/lock/liveness.hpp>
 #include <rlock/lock/lock.hpp>

@@ -1,3 +1,5 @@
+// Outcome -> exit code, the one map (the man page's EXIT STATUS).
+
 #include <rlock/cli/exit.hpp>
 #include <rlock/core/signals.hpp>
 
@@ -8,7 +10,6 @@ int exit_code(Outcome outcome, int conflict_exit_code) {
   switch (outcome) {
   case Outcome::not_held:
   case Outcome::nothing_removed:
-  case Outcome::holder_alive:
   case Outcome::lock_free:
   case Outcome::unsafe_deployment:
     return code(ExitCode::not_held);
@@ -20,6 +21,7 @@ int exit_code(Outcome outcome, int conflict_exit_code) {
   case Outcome::failed:
     return code(ExitCode::software);
   case Outcome::busy:
+  case Outcome::holder_alive: // force-unlock --if-dead: the lock is held, and stays so
     return conflict_exit_code;
   case Outcome::lost:
     return code(ExitCode::lost);

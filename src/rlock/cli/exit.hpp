@@ -1,5 +1,7 @@
 #pragma once
 
+// The one place where what happened becomes an exit code.
+
 #include <rlock/core/errors.hpp>
 
 namespace rlock::cli {

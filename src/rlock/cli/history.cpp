@@ -1,3 +1,6 @@
+// `rlock history`'s output: a lock's events as text (one line each) or JSON,
+// and what an empty history means when the history key could not be written.
+
 #include <rlock/cli/history.hpp>
 #include <rlock/core/text.hpp>
 
@@ -45,7 +48,7 @@ std::string unwritable_note(const std::string& name, const lock::History& histor
   case lock::LogAccess::not_stream:
     return fmt::format("{}: no history can be written: {} is a {}, not a stream (changes are made, not logged); "
                        "delete it to let rlock write the history",
-                       quote(name), quote(log_key), printable(history.log_type));
+                       quote(name), quote(log_key), lock::key_type_name(history.log_type.value_or(lock::KeyType::none)));
   case lock::LogAccess::no_write:
     return fmt::format("{}: this Redis user may not write the history key {} (XADD): its changes are not "
                        "logged; to log them: {} +xadd",
@@ -145,10 +148,10 @@ nlohmann::json history_json(const std::string& name, const lock::History& histor
   }
   nlohmann::json doc{{"schema", k_history_schema},
                      {"name", name},
-                     {"type", history.type},
+                     {"type", lock::key_type_name(history.type)},
                      {"made_by_redisson", history.redisson},
                      {"log", {{"key", log_key},
-                              {"type", history.log_type.empty() ? nlohmann::json(nullptr) : nlohmann::json(history.log_type)},
+                              {"type", history.log_type ? nlohmann::json(lock::key_type_name(*history.log_type)) : nlohmann::json(nullptr)},
                               {"access", access_word(history.access)},
                               {"note", unwritable_note(name, history, log_key, acl)}}},
                      {"events", events}};

@@ -1,5 +1,7 @@
 #pragma once
 
+// `rlock history`'s output: the text or JSON of a lock's history.
+
 #include <rlock/lock/history.hpp>
 
 #include <string>

@@ -1,3 +1,6 @@
+// `status --format openmetrics`: the locks as Prometheus text (gauges, label
+// values escaped one way per name), and the atomic write of --output FILE.
+
 #include <rlock/cli/check_judge.hpp>
 #include <rlock/cli/metrics.hpp>
 #include <rlock/cli/render.hpp>

@@ -1,5 +1,8 @@
 #pragma once
 
+// `status --format openmetrics` and its --output: the Prometheus text of the
+// locks, and writing a file atomically.
+
 #include <rlock/lock/lock.hpp>
 
 #include <string>

@@ -1,6 +1,8 @@
 #pragma once
 
-#include <rlock/cli/check_judge.hpp>
+// What parsing makes of argv: the global options, Invocation (the common
+// fields and the subcommand's own options), parse() and the help's texts.
+
 #include <rlock/cli/subcommands.hpp>
 #include <rlock/core/defaults.hpp>
 #include <rlock/core/duration.hpp>
@@ -8,8 +10,8 @@
 #include <rlock/lock/history.hpp>
 #include <rlock/lock/mode.hpp>
 #include <rlock/redis/client.hpp>
-#include <rlock/run/policy.hpp>
 
+#include <any>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,7 +42,7 @@ struct GlobalOptions {
   // --sync-replicas, else RLOCK_SYNC_REPLICAS; neither: automatic (the default
   // of issue 24: one replica's acknowledgement where the primary has replicas;
   // its timeout comes from the lease, see sync_for). count 0: none.
-  redis::SyncReplicas sync_replicas{1, Millis(1000), true};
+  redis::SyncReplicas sync_replicas{1, k_default_sync_timeout, true};
   std::string sync_source; // "--sync-replicas", "RLOCK_SYNC_REPLICAS" or "" (the default)
   // --tls-* (else RLOCK_TLS_*), for every URL that uses TLS; set only when
   // one does (rediss://, rediss-cluster://, rediss-sentinel://).
@@ -50,13 +52,9 @@ struct GlobalOptions {
   bool password_in_argv = false;
 };
 
-// run --if-unavailable (run/policy.hpp).
-using IfUnavailable = run::IfUnavailable;
-
-// status --format (--json is json).
-enum class StatusFormat { text, json, openmetrics };
-
-// Every subcommand's options in one struct; each subcommand reads its own.
+// What parsing made of argv: the global options, the subcommand, the fields
+// several subcommands share, and the subcommand's own options (`own`, typed by
+// its file: cli/cmd_status.hpp StatusOptions, cli/cmd_run.hpp RunOptions...).
 struct Invocation {
   GlobalOptions global;
   const Subcommand* sub = nullptr;     // never null after parse()
@@ -65,28 +63,16 @@ struct Invocation {
   std::string owner;                   // --owner / RLOCK_OWNER; "" = none given
   std::optional<Millis> ttl;           // --ttl; nullopt: k_default_lease (acquire, run), the lock's own (renew)
   std::optional<Millis> wait;          // -w; nullopt = -n (do not wait)
-  bool all = false;                    // release --all
-  bool if_dead = false;                // force-unlock --if-dead
-  std::string match;                   // status --match
-  std::optional<Millis> watch;         // status --watch: redraw interval
-  bool list_names = false;             // status --names (hidden: for the completions)
-  StatusFormat format = StatusFormat::text; // status --format (json also with --json)
-  std::optional<std::string> output;   // status --output FILE (written atomically)
-  CheckSpec check;                     // check: what to judge (its thresholds)
-  run::OnLost on_lost = run::OnLost::term; // run
-  Millis kill_after = k_default_kill_after; // run
-  std::optional<Millis> hold_min;      // run
-  std::optional<Millis> max_hold;      // run
-  bool wait_descendants = false;       // run
-  std::optional<Millis> once_per;      // run --once-per: the window length
-  IfUnavailable if_unavailable = IfUnavailable::fail; // run
-  std::vector<std::string> child_argv; // run: CMD ARG...
+  std::vector<std::string> child_argv; // a row that takes_command (run): CMD ARG...
   lock::HistorySettings history;       // RLOCK_HISTORY_MAXLEN, RLOCK_HISTORY_TTL (every subcommand)
   // Bad settings of optional features (history): said once on stderr, the
   // default used; never an error (an optional feature never stops a lock).
   std::vector<std::string> warnings;
-  int history_limit = 20;              // history --limit
-  bool utc = false;                    // history --utc
+  // The subcommand's own options, as its Convert made them (empty when it has
+  // none): read with own_as<T>(), T the type its file declares.
+  std::any own;
+
+  template <class T> const T& own_as() const { return std::any_cast<const T&>(own); }
 };
 
 // What parsing decided: run an invocation, or exit at once after printing
@@ -101,11 +87,11 @@ struct ParseResult {
 // `env` (RLOCK_URL, REDIS_URL, RLOCK_OWNER, RLOCK_TLS_*). Throws UsageError
 // (exit 64) for every bad flag, value, duration, URL or name, and for a
 // --tls-* flag when no URL uses TLS.
-ParseResult parse(int argc, const char* const* argv, const char* (*env)(const char*));
+ParseResult parse(int argc, const char* const* argv, Env env);
 
 // The subcommand argv names, read as parse() reads it (nullptr: none or an
-// unknown one), for the top-level handler to know before parsing whether
-// errors are reported the monitoring plugin's way (check). No side effects.
+// unknown one), for the top-level handler to know, when parsing failed, how
+// its row reports errors (Subcommand::on_error). No side effects.
 const Subcommand* subcommand_in(int argc, const char* const* argv);
 
 // What --version prints: "rlock 0.1.0 (git abc1234)\n", or with --json

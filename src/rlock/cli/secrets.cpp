@@ -1,3 +1,6 @@
+// Passwords: resolved from the URL, a file or the environment, redacted from
+// URLs, scrubbed from argv, and what is recorded of a command line.
+
 #include <rlock/cli/secrets.hpp>
 #include <rlock/core/errors.hpp>
 #include <rlock/core/text.hpp>

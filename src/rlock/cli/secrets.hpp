@@ -1,5 +1,8 @@
 #pragma once
 
+// Passwords (where they come from, never shown, scrubbed from argv) and the
+// one rule for what is recorded of a command line.
+
 #include <rlock/cli/options.hpp>
 #include <rlock/redis/url.hpp>
 

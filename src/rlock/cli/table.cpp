@@ -1,3 +1,6 @@
+// `status`'s table for people: one row per holder, permit or free lock,
+// fitted to the terminal's width, coloured only on a terminal.
+
 #include <rlock/cli/render.hpp>
 #include <rlock/cli/table.hpp>
 #include <rlock/core/text.hpp>
@@ -156,9 +159,9 @@ void add_rows(const lock::LockState& state, std::vector<Row>& rows) {
     rows.push_back(std::move(row));
     return;
   }
-  if (state.type != "hash") {
+  if (state.type != lock::KeyType::hash) {
     Row row = holder_row(state, "foreign", "", 0, state.ttl, std::nullopt);
-    row.cells[k_holder] = fmt::format("(a {} key: not a lock rlock or Redisson made)", printable(state.type));
+    row.cells[k_holder] = fmt::format("(a {} key: not a lock rlock or Redisson made)", lock::key_type_name(state.type));
     row.tones[k_kind] = Tone::warn;
     rows.push_back(std::move(row));
     return;

@@ -1,5 +1,8 @@
 #pragma once
 
+// `status`'s table: rows of the locks' typed state, fitted to a width, with
+// its style (colour, width).
+
 #include <rlock/lock/lock.hpp>
 
 #include <cstddef>

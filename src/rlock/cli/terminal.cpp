@@ -1,3 +1,6 @@
+// The terminal: whether to colour, its width, and `status --watch`'s redraw
+// loop (interruptible, ends on a closed pipe).
+
 #include <rlock/cli/terminal.hpp>
 #include <rlock/core/clock.hpp>
 #include <rlock/core/errors.hpp>

@@ -1,5 +1,7 @@
 #pragma once
 
+// The terminal: colour, width, and the `--watch` redraw loop.
+
 #include <rlock/cli/table.hpp>
 #include <rlock/core/duration.hpp>
 

@@ -1,5 +1,7 @@
 #pragma once
 
+// The monotonic clock every deadline is on (the wall clock is only shown).
+
 #include <rlock/core/duration.hpp>
 
 #include <chrono>

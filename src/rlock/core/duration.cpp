@@ -1,3 +1,6 @@
+// Durations as users write them ("500ms", "1h30m", "0.5") and as rlock
+// writes them back: parsed strictly, formatted briefly.
+
 #include <rlock/core/duration.hpp>
 #include <rlock/core/errors.hpp>
 #include <rlock/core/text.hpp>

@@ -1,5 +1,7 @@
 #pragma once
 
+// Durations: Millis, and the parser and formatter of "500ms", "1h30m", "0.5".
+
 #include <chrono>
 #include <string>
 #include <string_view>

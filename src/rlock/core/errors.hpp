@@ -1,5 +1,8 @@
 #pragma once
 
+// What happened (Outcome), the exit codes it becomes (ExitCode), and the
+// error types that carry an outcome up to the one catch in cli/commands.
+
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -11,11 +14,11 @@ namespace rlock {
 // turns CMD's end into its status: CMD's own, 128+N, lost).
 enum class ExitCode : int {
   ok = 0,
-  not_held = 1,        // see Outcome: not_held, nothing_removed, holder_alive, lock_free, unsafe_deployment
+  not_held = 1,        // see Outcome: not_held, nothing_removed, lock_free, unsafe_deployment
   usage = 64,          // bad flag, duration, URL or name (EX_USAGE)
   unavailable = 69,    // cannot connect, timed out (EX_UNAVAILABLE)
   software = 70,       // any other server or internal error (EX_SOFTWARE)
-  busy = 75,           // lock busy or wait ran out (EX_TEMPFAIL); -E changes it
+  busy = 75,           // lock busy or wait ran out, or --if-dead's live holder (EX_TEMPFAIL); -E changes it
   lost = 76,           // run: lock lost while CMD ran (EX_PROTOCOL)
   denied = 77,         // NOAUTH, WRONGPASS, NOPERM (EX_NOPERM)
   cannot_execute = 126,
@@ -26,8 +29,8 @@ enum class ExitCode : int {
 // alone maps each to an exit code (several share one: see ExitCode).
 enum class Outcome {
   not_held,          // release, renew: not this owner's lock (or no lock)
-  nothing_removed,   // force-unlock: the lock was free
-  holder_alive,      // force-unlock --if-dead: the holder is not provably gone (or it changed)
+  nothing_removed,   // force-unlock: the lock was free (or, --if-dead, released meanwhile)
+  holder_alive,      // force-unlock --if-dead: held, its holder not provably gone (or it changed hands)
   lock_free,         // status NAME...: a named lock is free
   unsafe_deployment, // doctor: something on the server(s) makes locks unsafe
   usage,             // a bad flag, duration, URL or name

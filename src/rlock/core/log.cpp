@@ -1,3 +1,6 @@
+// stderr through a sink that never blocks: text that cannot be written now is
+// kept (64 KiB at most) and written later, so nothing waits on a full pipe.
+
 #include <rlock/core/clock.hpp>
 #include <rlock/core/log.hpp>
 

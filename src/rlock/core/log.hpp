@@ -1,5 +1,7 @@
 #pragma once
 
+// Logging to stderr that never blocks: warning, info, error, debug by level.
+
 #include <fmt/format.h>
 
 #include <chrono>

@@ -1,3 +1,6 @@
+// Reads of /proc (a process's stat and command line, the boot id) that never
+// throw: processes vanish between a listing and a read.
+
 #include <rlock/core/proc.hpp>
 
 #include <fcntl.h>

@@ -1,5 +1,7 @@
 #pragma once
 
+// What /proc says about processes and this boot, read without ever throwing.
+
 #include <optional>
 #include <string>
 #include <string_view>

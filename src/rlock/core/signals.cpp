@@ -1,3 +1,6 @@
+// Signals read synchronously through a signalfd (blocked in every thread),
+// and Interrupted, the error of a wait a signal ended.
+
 #include <rlock/core/signals.hpp>
 
 #include <fmt/format.h>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Signals as rlock takes them: blocked, read from a signalfd, never handled
+// in signal context; Interrupted for a wait they end.
+
 #include <rlock/core/errors.hpp>
 
 #include <csignal>

@@ -1,3 +1,6 @@
+// Terminal-safe text: bytes escaped for a one-line message (controls, quotes,
+// bidi and C1 controls), quoting, display width; and this host's name.
+
 #include <rlock/core/text.hpp>
 
 #include <fmt/format.h>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Terminal-safe text: escaping arbitrary bytes for one-line messages, quoting,
+// display width; this host's name.
+
 #include <string>
 #include <string_view>
 

@@ -1,5 +1,7 @@
 #pragma once
 
+// rlock's version and the git revision it was built from.
+
 #include <string_view>
 
 namespace rlock {

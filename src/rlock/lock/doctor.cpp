@@ -1,3 +1,6 @@
+// `rlock doctor`'s survey of a server (INFO, CONFIG, SCAN, TIME, ACL) and its
+// pure verdicts: what threatens lock safety there, and why.
+
 #include <rlock/lock/doctor.hpp>
 
 #include <rlock/core/text.hpp>
@@ -447,7 +450,7 @@ std::vector<Finding> judge_server(const ServerFacts& facts) {
                     keys,
                     first.second == LogAccess::not_stream
                         ? std::string("Delete a key that is not a stream to let rlock write it")
-                        : fmt::format("To keep it: {}{} (for names under a prefix, the README's "
+                        : fmt::format("To keep it: {}{} (for names under a prefix, docs/security.md's "
                                       "~rlock_log:{{PREFIX* pattern)",
                                       printable(history_acl(facts.user, first.first)),
                                       first.second == LogAccess::no_write ? " +xadd" : ""))));

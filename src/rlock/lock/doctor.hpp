@@ -1,5 +1,8 @@
 #pragma once
 
+// `rlock doctor`: the facts read from each server and the pure verdicts on
+// them (eviction, persistence, replicas, version, clock, history).
+
 #include <rlock/lock/history.hpp>
 #include <rlock/redis/client.hpp>
 

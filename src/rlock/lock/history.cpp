@@ -1,3 +1,6 @@
+// A lock's history: the event context scripts append to rlock_log:{NAME},
+// the client's own events, reading the stream, and a Redlock's majority merge.
+
 #include <rlock/core/clock.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
@@ -87,7 +90,7 @@ void history_refused(const std::string& user, const std::string& log_key) {
     return;
   }
   log::warning("history not written: this Redis user may not use the key {}; locking goes on without it. "
-               "To keep the history: {} (for names under a prefix, the README's ~rlock_log:{{PREFIX* pattern), "
+               "To keep the history: {} (for names under a prefix, docs/security.md's ~rlock_log:{{PREFIX* pattern), "
                "or RLOCK_HISTORY_MAXLEN=0 to write none",
                quote(log_key), printable(history_acl(user, log_key)));
 }
@@ -190,7 +193,7 @@ HistoryEvent decode_event(const redis::Reply& entry) {
 History decode_history(const redis::Reply& reply) {
   History history;
   const auto& events = detail::element(reply, 0);
-  history.type = detail::optional_string(reply, 1);
+  history.type = key_type_of(detail::optional_string(reply, 1));
   const auto& redisson = detail::element(reply, 2);
   history.redisson = redisson.type == redis::Reply::Type::integer && redisson.integer == 1;
   if (reply.elements.size() > 5) {
@@ -199,14 +202,16 @@ History decode_history(const redis::Reply& reply) {
   if (reply.elements.size() > 4) {
     const auto& log_type = reply.elements[3];
     const auto& writable = reply.elements[4];
-    history.log_type = log_type.type == redis::Reply::Type::string ? log_type.str.substr(0, 32) : "";
+    if (log_type.type == redis::Reply::Type::string) {
+      history.log_type = key_type_of(log_type.str);
+    }
     bool can_write = writable.type == redis::Reply::Type::integer && writable.integer == 1;
     bool cannot_write = writable.type == redis::Reply::Type::integer && writable.integer == 0;
-    history.access = history.log_type.empty()                                      ? LogAccess::no_read
-                     : history.log_type != "stream" && history.log_type != "none" ? LogAccess::not_stream
-                     : cannot_write                                               ? LogAccess::no_write
-                     : can_write                                                  ? LogAccess::writable
-                                                                                  : LogAccess::unknown;
+    history.access = !history.log_type                                                        ? LogAccess::no_read
+                     : *history.log_type != KeyType::stream && *history.log_type != KeyType::none ? LogAccess::not_stream
+                     : cannot_write                                                           ? LogAccess::no_write
+                     : can_write                                                              ? LogAccess::writable
+                                                                                              : LogAccess::unknown;
   }
   // XREVRANGE: newest first; shown oldest first.
   for (auto it = events.elements.rbegin(); it != events.elements.rend(); ++it) {
@@ -251,16 +256,15 @@ History merge_majority(const std::vector<History>& per_master, int need, int lim
   };
   std::map<std::pair<std::string, int>, Seen> seen;
   History merged;
-  merged.type = "none";
   merged.access = LogAccess::writable;
   for (const auto& history : per_master) {
     merged.redisson = merged.redisson || history.redisson;
     // The least access any master gives (the enum is ordered from most to least).
-    if (history.access > merged.access || merged.log_type.empty()) {
+    if (history.access > merged.access || !merged.log_type) {
       merged.access = std::max(merged.access, history.access);
       merged.log_type = history.log_type;
     }
-    if (history.type != "none" && !history.type.empty()) {
+    if (history.type != KeyType::none) {
       merged.type = history.type;
     }
     std::map<std::string, int> occurrences;

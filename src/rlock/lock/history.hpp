@@ -1,5 +1,8 @@
 #pragma once
 
+// A lock's history: the events scripts append to rlock_log:{NAME}, the
+// client's own, and reading them back (one deployment, a Redlock's majority).
+//
 // A lock's history (`rlock history NAME`, issue 23): every state change appends
 // one event to the capped stream rlock_log:{NAME} (LockKeys::log, NAME's hash
 // slot) inside the script that makes the change (lua/lib/history.lua), so it
@@ -8,6 +11,7 @@
 // log_client_event. Reading: read_history (one deployment) and merge_majority
 // (a Redlock: the events a majority of masters hold).
 
+#include <rlock/core/defaults.hpp>
 #include <rlock/core/duration.hpp>
 #include <rlock/lock/lock.hpp>
 #include <rlock/lock/names.hpp>
@@ -24,8 +28,8 @@ namespace rlock::lock {
 // history is written) and how long it lives after its last event (PEXPIRE).
 // From RLOCK_HISTORY_MAXLEN and RLOCK_HISTORY_TTL (cli/).
 struct HistorySettings {
-  long long max_len = 1000;
-  Millis ttl{30LL * 24 * 3600 * 1000};
+  long long max_len = k_default_history_max_len;
+  Millis ttl = k_default_history_ttl;
 };
 
 using EventFields = std::vector<std::pair<std::string, std::string>>;
@@ -59,7 +63,7 @@ void with_history(std::vector<std::string>& keys, std::vector<std::string>& args
 bool carries_history(const std::vector<std::string>& keys, const std::vector<std::string>& args);
 
 // The user may not use the history key `log_key` (NOPERM: its ACL has no key
-// pattern for it, like the README's lock-only user before history came): the
+// pattern for it, like docs/security.md's lock-only user before history came): the
 // change was made without it (detail::run_script sends it again without), and
 // history is off for the rest of this process (with_history adds nothing). A
 // warning says so once, naming the key and the ACL that would allow it. An
@@ -108,11 +112,11 @@ enum class LogAccess {
 
 struct History {
   std::vector<HistoryEvent> events; // oldest first
-  std::string type;                 // NAME's key type now ("none", "hash", ...)
+  KeyType type = KeyType::none;     // NAME's key type now
   bool redisson = false;            // NAME is held with no rlock record: made by Redisson
   bool ours = false;                // NAME is a hash with an rlock record (held by rlock now)
   LogAccess access = LogAccess::unknown;
-  std::string log_type; // the history key's type ("none", "stream", "string"...); "" when it could not be read
+  std::optional<KeyType> log_type; // the history key's type; nullopt when it could not be read
 };
 
 // The newest `limit` events of NAME and what NAME is now (lua/history_read.lua).

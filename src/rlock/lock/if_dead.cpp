@@ -1,3 +1,6 @@
+// force-unlock --if-dead: judge the recorded holder, then remove the lock only
+// if it is still the hold that was judged.
+
 #include <rlock/lock/if_dead.hpp>
 
 namespace rlock::lock {

@@ -1,5 +1,7 @@
 #pragma once
 
+// force-unlock --if-dead as one protocol step: judge, then remove only that hold.
+
 #include <rlock/lock/liveness.hpp>
 #include <rlock/lock/store.hpp>
 

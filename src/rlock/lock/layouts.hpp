@@ -1,6 +1,7 @@
 #pragma once
 
 // The requests of the mode layouts other than the exclusive RLock (mode.hpp).
+//
 // lock.hpp's try_acquire / release / renew call these by the request's mode;
 // nothing else does. Each follows the exclusive lock's rules: a resend answers
 // as the first send did (own token found = acquired; a latch otherwise), no

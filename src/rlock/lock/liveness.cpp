@@ -1,3 +1,6 @@
+// Whether a lock's recorded holder is provably gone (this host and boot, its
+// pid absent or another process, no renewal within its lease): pure.
+
 #include <rlock/lock/liveness.hpp>
 
 #include <rlock/core/defaults.hpp>
@@ -50,10 +53,10 @@ HolderVerdict judge_holder(const LockState& state, const ThisHost& here, const P
 namespace {
 
 HolderVerdict judge_process(const LockState& state, const ThisHost& here, const ProcessProbe& probe) {
-  if (state.type != "hash" || state.layout == Layout::semaphore) {
+  if (state.type != KeyType::hash || state.layout == Layout::semaphore) {
     return alive(state.layout == Layout::semaphore
                      ? "a semaphore has one holder per permit, not one holder to check"
-                     : fmt::format("not a lock hash (a {} key): no holder record", state.type));
+                     : fmt::format("not a lock hash (a {} key): no holder record", key_type_name(state.type)));
   }
   if (state.layout == Layout::read || state.layout == Layout::write) {
     return alive(fmt::format("a read-write lock ({} mode) is not checked: only exclusive and fair locks are",

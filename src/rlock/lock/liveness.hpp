@@ -1,5 +1,8 @@
 #pragma once
 
+// The verdict on a lock's holder from its record (force-unlock --if-dead,
+// check --dead-holder), pure over a probe of this host's processes.
+
 #include <rlock/core/proc.hpp>
 #include <rlock/lock/lock.hpp>
 

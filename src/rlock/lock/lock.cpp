@@ -1,3 +1,6 @@
+// The plain RLock's scripts (acquire, release, renew, force-unlock), the
+// decoders of every script's answers, and inspect/find_locks' reads.
+
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/lock/detail.hpp>
@@ -54,7 +57,7 @@ LockState decode_state(const std::string& name, const redis::Reply& entry) {
   constexpr std::string_view k_reader_record = "rlock:meta:";
   LockState state;
   state.name = name;
-  state.type = element(entry, 0).as_string();
+  state.type = key_type_of(element(entry, 0).as_string());
   state.ttl = Millis(element(entry, 1).as_integer());
   state.complete = element(entry, 3).as_integer() == 1;
   if (entry.elements.size() > 7 && entry.elements[7].type == redis::Reply::Type::integer) {
@@ -141,7 +144,7 @@ LockState decode_state(const std::string& name, const redis::Reply& entry) {
       permit.record = record_of(permits.elements[p + 2]);
       state.holders.push_back(std::move(permit));
     }
-  } else if (state.type == "hash" && state.layout == Layout::none) {
+  } else if (state.type == KeyType::hash && state.layout == Layout::none) {
     state.layout = state.waiters.empty() ? Layout::exclusive : Layout::fair;
   }
   if (entry.elements.size() > 8) {
@@ -445,6 +448,29 @@ AcquireResult decode_acquire(const redis::EvalReply& answer, TimePoint sent_at) 
   return result;
 }
 
+namespace {
+
+// What {-2, holder}, {-3, type} and {-4, layout} say, into `result` (its check set).
+template <class Result> void decode_refusal(const redis::Reply& reply, Result& result) {
+  std::string said = optional_string(reply, 1);
+  switch (result.check) {
+  case OwnerCheck::other:
+    result.detail = std::move(said);
+    break;
+  case OwnerCheck::foreign:
+    result.type = key_type_of(said);
+    break;
+  case OwnerCheck::layout:
+    result.layout = layout_of(said);
+    result.detail = std::move(said); // shown for Layout::other only
+    break;
+  default:
+    break;
+  }
+}
+
+} // namespace
+
 ReleaseResult decode_release(const redis::Reply& reply) {
   long long code = element(reply, 0).as_integer();
   ReleaseResult result;
@@ -452,8 +478,7 @@ ReleaseResult decode_release(const redis::Reply& reply) {
   if (result.check == OwnerCheck::ok) {
     result.remaining = code;
   } else {
-    result.detail = optional_string(reply, 1);
-    result.layout = result.check == OwnerCheck::layout ? layout_of(result.detail) : Layout::none;
+    decode_refusal(reply, result);
   }
   return result;
 }
@@ -464,8 +489,7 @@ RenewResult decode_renew(const redis::EvalReply& answer) {
   result.check = owner_check(element(reply, 0).as_integer());
   result.replicas_acked = answer.acked;
   if (result.check != OwnerCheck::ok) {
-    result.detail = optional_string(reply, 1);
-    result.layout = result.check == OwnerCheck::layout ? layout_of(result.detail) : Layout::none;
+    decode_refusal(reply, result);
     return result;
   }
   result.lease = Millis(element(reply, 1).as_integer());
@@ -492,12 +516,12 @@ Holder decode_holder(const redis::Reply& reply) {
   Holder holder;
   holder.owner = optional_string(reply, 1);
   holder.ttl = Millis(element(reply, 2).as_integer());
-  holder.type = optional_string(reply, 3);
+  holder.type = key_type_of(optional_string(reply, 3));
   if (reply.elements.size() > 4 && !reply.elements[4].is_nil()) {
     holder.record = parse_holder_record(reply.elements[4].as_string());
   }
   holder.layout = layout_of(optional_string(reply, 5));
-  if (holder.type == "hash" && holder.ttl.count() == -2 && holder.layout == Layout::none) {
+  if (holder.type == KeyType::hash && holder.ttl.count() == -2 && holder.layout == Layout::none) {
     // The lock is free, but RFairLock's queue has a live head: its turn (the
     // acquire scripts answer the head this way; a held lock always has a PTTL).
     holder.queue_turn = true;
@@ -609,12 +633,12 @@ redis::Reply force_unlock_script(redis::Client& client, const LockKeys& keys, co
 
 } // namespace
 
-std::optional<std::string> force_unlock(redis::Client& client, const LockKeys& keys) {
+std::optional<KeyType> force_unlock(redis::Client& client, const LockKeys& keys) {
   auto reply = force_unlock_script(client, keys, nullptr);
   if (element(reply, 0).as_integer() != 1) {
     return std::nullopt;
   }
-  return optional_string(reply, 1);
+  return key_type_of(optional_string(reply, 1));
 }
 
 ConditionalRemoval force_unlock_if(redis::Client& client, const LockKeys& keys,
@@ -679,7 +703,7 @@ bool lock_shaped(const LockState& state) {
   if (state.layout == Layout::semaphore) {
     return !state.holders.empty();
   }
-  if (state.type != "hash" || !state.complete || (state.owners.empty() && !state.record)) {
+  if (state.type != KeyType::hash || !state.complete || (state.owners.empty() && !state.record)) {
     return false;
   }
   if (state.ttl.count() < 0 && !state.record &&

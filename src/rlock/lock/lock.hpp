@@ -1,5 +1,8 @@
 #pragma once
 
+// The lock protocol's typed requests and results, one function per script
+// (acquire, release, renew, force-unlock), and a lock's state as read.
+
 #include <rlock/core/clock.hpp>
 #include <rlock/core/defaults.hpp>
 #include <rlock/core/duration.hpp>
@@ -29,12 +32,13 @@ struct HolderInfo {
 // Who holds a lock that we could not take.
 struct Holder {
   std::string owner; // owner token ("" for a foreign key, or when none could be read)
-  std::string type;  // "hash" for a lock, else the foreign key's type
+  KeyType type = KeyType::none; // hash for a lock, string for a semaphore, else a foreign key's type
   Millis ttl{0};     // remaining lease; negative: -1 no expiry, -2 gone meanwhile
   std::optional<HolderRecord> record; // nullopt: no 'rlock:meta' (not rlock's, e.g. Redisson)
-  // The layout it is held in when that is not the one asked for: read, write
-  // (read-write lock), exclusive; semaphore: a plain acquire found a --limit
-  // semaphore; none: the one asked for (or not said).
+  // The layout it is held in, as the script said it: read, write (read-write
+  // lock), exclusive, semaphore; none: not said (the layout asked for). For a
+  // --limit request, semaphore means every permit is taken (holder: the
+  // permit whose lease ends first); for any other, a --limit semaphore.
   Layout layout = Layout::none;
   // Free, but it is this fair waiter's turn (owner: that waiter).
   bool queue_turn = false;
@@ -135,15 +139,16 @@ enum class OwnerCheck {
   ok,      // done
   missing, // no such lock
   other,   // held by another owner (token in `detail`)
-  foreign, // a key of another type: never touched
-  layout,  // held in another mode's layout (detail: "read", "write", "semaphore"...)
+  foreign, // a key of another type: never touched (type says which)
+  layout,  // held in another mode's layout (layout says which)
 };
 
 struct ReleaseResult {
   OwnerCheck check = OwnerCheck::ok;
   long long remaining = 0; // levels still held by the owner (0: the lock is free)
-  std::string detail;      // other owner token, or the foreign key's type
+  std::string detail;      // check other: the other owner token; layout: the word said (Layout::other's)
   Layout layout = Layout::none; // check layout: the layout it is held in
+  KeyType type = KeyType::none; // check foreign: the key's type
 };
 
 // Undoes one level (or all) of `owner`'s hold; never touches another owner's
@@ -162,8 +167,9 @@ ReleaseResult release(redis::Client& client, const LockKeys& keys, Mode mode, co
 struct RenewResult {
   OwnerCheck check = OwnerCheck::ok;
   Millis lease{0};
-  std::string detail;
+  std::string detail;            // as ReleaseResult's
   Layout layout = Layout::none;  // check layout: the layout it is held in
+  KeyType type = KeyType::none;  // check foreign: the key's type
   long long replicas_acked = -1; // with --sync-replicas
 };
 
@@ -180,7 +186,7 @@ RenewResult renew(redis::Client& client, const LockKeys& keys, Mode mode, const 
 
 // Deletes the lock whoever holds it (once, with a latch like release). Returns
 // the removed key's type, or nothing when there was nothing to remove.
-std::optional<std::string> force_unlock(redis::Client& client, const LockKeys& keys);
+std::optional<KeyType> force_unlock(redis::Client& client, const LockKeys& keys);
 
 // The hold `force-unlock --if-dead` judged gone: its owner token and its raw
 // 'rlock:meta' record as read.
@@ -233,7 +239,7 @@ struct WaiterView {
 
 struct LockState {
   std::string name;
-  std::string type; // "none" when free
+  KeyType type = KeyType::none; // none when free
   Millis ttl{0};    // PTTL: -1 no expiry
   // exclusive (RLock), fair (RLock hash with a queue), read / write
   // (RReadWriteLock), semaphore (RPermitExpirableSemaphore); none for a foreign key or none
@@ -254,7 +260,7 @@ struct LockState {
   // such key; a record with nothing readable: a key that is not one).
   std::optional<DoneRecord> last_done;
   std::vector<NodeView> nodes; // Redlock: each master's view (the fields above: the majority's)
-  bool held() const { return layout == Layout::semaphore ? !holders.empty() : type != "none"; }
+  bool held() const { return layout == Layout::semaphore ? !holders.empty() : type != KeyType::none; }
 };
 
 // Reads the state of locks, changing nothing (in batches: bounded replies; on

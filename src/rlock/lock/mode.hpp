@@ -1,5 +1,8 @@
 #pragma once
 
+// Modes (how a lock is taken), layouts (how it is held now) and key types,
+// decoded once from what Redis answers.
+
 #include <string>
 #include <string_view>
 
@@ -37,12 +40,28 @@ enum class Layout {
   other,     // a hash whose 'mode' field says neither read nor write (kept as read, for display)
 };
 
+// A key's type as Redis's TYPE names it (the scripts answer it as TYPE does),
+// decoded once (key_type_of); cli/render turns it into words. A lock is a
+// hash (RLock, RFairLock, RReadWriteLock) or, for a semaphore, a string
+// (Layout says which lock it is); any other type is a foreign key, never
+// touched. `other`: a type this list does not name (a module's).
+enum class KeyType { none, string, list, set, zset, hash, stream, vectorset, other };
+
+// The key type TYPE's answer `word` names ("" is none: a key that could not
+// be read is shown as no key); anything unknown is other.
+KeyType key_type_of(std::string_view word);
+
+// TYPE's word for a key type ("hash", "none"...; "other" for other): Redis's
+// own name, for the JSON output and messages.
+std::string_view key_type_name(KeyType type);
+
 // A mode's word, as the JSON output and the history's events say it:
 // "exclusive", "fair", "shared", "write", "limit" (stored data, so here, not in render).
 std::string_view mode_name(Mode mode);
 
 // The layout a script or a hash's 'mode' field names: "exclusive", "fair",
-// "read", "write", "semaphore"; "" is none; anything else other.
+// "read", "write", "semaphore"; "" is none; anything else other. The one
+// decoder of layout words (scripts answer a layout, never a pseudo-type).
 Layout layout_of(std::string_view word);
 
 } // namespace rlock::lock

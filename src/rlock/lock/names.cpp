@@ -1,3 +1,6 @@
+// A name's keys in every layout (Redisson's naming rules, hash slots, latch
+// keys), the names refused, owner tokens refused, and the decoders of words.
+
 #include <rlock/core/errors.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/lock/mode.hpp>
@@ -184,6 +187,36 @@ Layout layout_of(std::string_view word) {
     }
   }
   return Layout::other;
+}
+
+namespace {
+
+constexpr std::pair<std::string_view, KeyType> k_key_types[] = {
+    {"none", KeyType::none}, {"string", KeyType::string}, {"list", KeyType::list},
+    {"set", KeyType::set},   {"zset", KeyType::zset},     {"hash", KeyType::hash},
+    {"stream", KeyType::stream}, {"vectorset", KeyType::vectorset}};
+
+} // namespace
+
+KeyType key_type_of(std::string_view word) {
+  if (word.empty()) {
+    return KeyType::none;
+  }
+  for (const auto& [known, type] : k_key_types) {
+    if (word == known) {
+      return type;
+    }
+  }
+  return KeyType::other;
+}
+
+std::string_view key_type_name(KeyType type) {
+  for (const auto& [word, known] : k_key_types) {
+    if (type == known) {
+      return word;
+    }
+  }
+  return "other";
 }
 
 std::string latch_key(std::string_view prefix, std::string_view op_id) {

@@ -1,5 +1,8 @@
 #pragma once
 
+// A lock name's keys in every layout (Redisson's rules), and the checks of
+// names and owner tokens.
+
 #include <rlock/redis/slots.hpp>
 
 #include <cstdint>

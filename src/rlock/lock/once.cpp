@@ -1,3 +1,6 @@
+// run --once-per: its windows on the server's clock, the done record's
+// verdict, and recording a completion.
+
 #include <rlock/lock/detail.hpp>
 #include <rlock/lock/history.hpp>
 #include <rlock/lock/once.hpp>

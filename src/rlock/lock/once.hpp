@@ -1,5 +1,7 @@
 #pragma once
 
+// run --once-per: windows, the record of a done job, and the verdict on it.
+
 #include <rlock/lock/lock.hpp>
 #include <rlock/lock/record.hpp>
 #include <rlock/redis/client.hpp>

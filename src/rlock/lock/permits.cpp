@@ -51,7 +51,7 @@ AcquireResult permit_try_acquire(redis::Client& client, const AcquireRequest& re
   }
   AcquireResult result = decode_acquire(answer, sent_at);
   undo_if_unsynced(client, request, result, answer);
-  if (!result.acquired && result.holder.type == "semaphore" && result.holder.ttl.count() >= 0) {
+  if (!result.acquired && result.holder.layout == Layout::semaphore && result.holder.ttl.count() >= 0) {
     // Every permit is held: look again when the first of their leases ends (a
     // crashed holder's permit returns then, and nobody publishes it).
     result.retry_after = result.holder.ttl + Millis(1);

@@ -1,3 +1,6 @@
+// Redlock's pure verdicts over the masters' answers: majority, validity,
+// what to undo, and what a round of renewals or releases means.
+
 #include <rlock/lock/quorum.hpp>
 
 namespace rlock::lock {
@@ -54,6 +57,10 @@ Undo undo_on(bool granted, std::optional<RedisErrorKind> error) {
     return Undo::skip; // answered "busy" (took nothing), or never reached
   }
   return *error == RedisErrorKind::timeout ? Undo::send_only : Undo::release;
+}
+
+LevelRelease level_release(bool answered, bool own_token) {
+  return answered || own_token ? LevelRelease::plain : LevelRelease::if_applied;
 }
 
 RenewVerdict judge_renew(const Tally& votes) {

@@ -1,5 +1,7 @@
 #pragma once
 
+// Redlock's decisions, pure: majority, validity, and the verdicts of a round.
+
 #include <rlock/core/clock.hpp>
 #include <rlock/redis/errors.hpp>
 
@@ -67,6 +69,24 @@ AcquireVerdict judge_acquire(const Tally& votes, Millis ttl, Millis elapsed);
 enum class Undo { release, send_only, skip };
 Undo undo_on(bool granted, std::optional<RedisErrorKind> error);
 inline constexpr Millis k_undo_wait{100};
+
+// How a release of one level undoes an acquisition on one master (a failed
+// round's undo, or the release of a hold taken: `run`'s end, several names
+// given back), from that master's answer to it:
+//   plain       the master answered (granted: the level is there; busy: none
+//               of ours is, and the owner-checked release changes nothing),
+//               or the token is this process's own (nobody else has it:
+//               whatever of it is there is ours);
+//   if_applied  the answer was lost and the token was given (--owner,
+//               RLOCK_OWNER): a level found there may be an older hold's of
+//               the same token, so one goes only if that master's latch of
+//               the acquisition says it was applied. A request rlock gave up
+//               on is refused there (LATE) and leaves no latch: releasing
+//               anyway took the older hold's only level on that master, and
+//               left it on a minority while its validity ran (a second owner
+//               took the name: test_redlock_reentry).
+enum class LevelRelease { plain, if_applied };
+LevelRelease level_release(bool answered, bool own_token);
 
 // A renewal round: confirmed by a majority (the fail-safe deadline moves, from
 // the send time); lost when the nodes that say "gone or another owner's" leave

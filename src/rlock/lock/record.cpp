@@ -1,3 +1,6 @@
+// The holder record ('rlock:meta') and the once-per record, parsed once and
+// tolerantly: anything malformed is left out, never trusted.
+
 #include <rlock/lock/record.hpp>
 
 #include <nlohmann/json.hpp>

@@ -1,5 +1,8 @@
 #pragma once
 
+// What rlock's records say (the holder's 'rlock:meta', a done job's record),
+// as far as they can be read.
+
 #include <optional>
 #include <string>
 #include <string_view>

@@ -1,3 +1,6 @@
+// The Redlock store: each request to every master at once, and the majority's
+// verdict (quorum.hpp) on what they answered.
+
 #include <rlock/core/errors.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
@@ -14,6 +17,7 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <thread>
 
 namespace rlock::lock {
@@ -49,18 +53,24 @@ RedisError node_error(const redis::Client& node, const std::exception& e) {
                     fmt::format("{}: {}", node.describe(), e.what()));
 }
 
-// Calls `request(client)` on every master at once.
+// Calls `request(client, i)` on every master at once (master i: nodes[i]).
 template <class T, class F>
-std::vector<Answer<T>> ask_all(std::vector<redis::Client>& nodes, const F& request) {
+std::vector<Answer<T>> ask_each(std::vector<redis::Client>& nodes, const F& request) {
   std::vector<Answer<T>> answers(nodes.size());
   fan_out(nodes.size(), [&](std::size_t i) {
     try {
-      answers[i].value = request(nodes[i]);
+      answers[i].value = request(nodes[i], i);
     } catch (const std::exception& e) {
       answers[i].error = node_error(nodes[i], e);
     }
   });
   return answers;
+}
+
+// Calls `request(client)` on every master at once.
+template <class T, class F>
+std::vector<Answer<T>> ask_all(std::vector<redis::Client>& nodes, const F& request) {
+  return ask_each<T>(nodes, [&](redis::Client& node, std::size_t) { return request(node); });
 }
 
 Millis since(TimePoint start) {
@@ -130,6 +140,7 @@ public:
   std::unique_ptr<Store> fresh(std::optional<Millis> cap) const override {
     auto copy = std::make_unique<RedlockStore>(m_masters, cap ? m_timeouts.capped(*cap) : m_timeouts);
     copy->m_holder = m_holder;
+    copy->m_held = m_held; // shared: the renewal thread's re-grants, the release after a lost lease
     return copy;
   }
 
@@ -139,7 +150,7 @@ public:
                         redis::RetryPolicy::Mode retry) override;
   RenewResult renew(const LockKeys& keys, Mode mode, const std::string& owner, Millis lease,
                     redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) override;
-  std::optional<std::string> force_unlock(const LockKeys& keys) override;
+  std::optional<KeyType> force_unlock(const LockKeys& keys) override;
   ConditionalRemoval force_unlock_if(const LockKeys&, const ExpectedHold&) override {
     throw Error(Outcome::bad_setting, "--if-dead takes one URL: a Redlock's holder record is per master");
   }
@@ -212,13 +223,66 @@ private:
   void undo(const AcquireRequest& request, const std::string& round_op,
             const std::vector<Answer<AcquireResult>>& answers);
 
+  // How the release of one level of a hold this process took undoes it on
+  // each master (level_release), per name: where the acquisition's answer was
+  // lost and the token was given, only if the round's latch says it was
+  // applied there. Shared by every fresh() copy.
+  struct HeldLevels {
+    std::string owner;
+    std::string op_id; // the round that took it
+    std::vector<LevelRelease> how;
+  };
+  struct Held {
+    std::mutex mutex;
+    std::map<std::string, HeldLevels> by_name;
+  };
+  void remember_levels(const AcquireRequest& request, const std::string& op_id,
+                       const std::vector<Answer<AcquireResult>>& answers);
+  std::optional<HeldLevels> take_levels(const std::string& name, const std::string& owner);
+  void level_is_ours(const std::string& name, const std::string& owner, std::size_t master);
+
   std::vector<redis::Endpoint> m_masters;
   redis::Timeouts m_timeouts;
   std::vector<redis::Client> m_nodes;
   // The last acquisition's request: a master that restarted empty is granted
   // the lock again with the same record (renew).
   std::optional<AcquireRequest> m_holder;
+  std::shared_ptr<Held> m_held = std::make_shared<Held>();
 };
+
+void RedlockStore::remember_levels(const AcquireRequest& request, const std::string& op_id,
+                                   const std::vector<Answer<AcquireResult>>& answers) {
+  HeldLevels levels{request.owner, op_id, {}};
+  for (const auto& answer : answers) {
+    levels.how.push_back(level_release(answer.value.has_value(), request.own_token));
+  }
+  std::lock_guard<std::mutex> guard(m_held->mutex);
+  m_held->by_name.insert_or_assign(request.keys.name, std::move(levels));
+}
+
+// What remember_levels kept for `name` held by `owner` (forgotten: one release
+// undoes it).
+std::optional<RedlockStore::HeldLevels> RedlockStore::take_levels(const std::string& name,
+                                                                  const std::string& owner) {
+  std::lock_guard<std::mutex> guard(m_held->mutex);
+  auto it = m_held->by_name.find(name);
+  if (it == m_held->by_name.end() || it->second.owner != owner) {
+    return std::nullopt;
+  }
+  auto levels = std::move(it->second);
+  m_held->by_name.erase(it);
+  return levels;
+}
+
+// A renewal granted `name` again on `master` (it had lost it): that level is
+// this hold's.
+void RedlockStore::level_is_ours(const std::string& name, const std::string& owner, std::size_t master) {
+  std::lock_guard<std::mutex> guard(m_held->mutex);
+  auto it = m_held->by_name.find(name);
+  if (it != m_held->by_name.end() && it->second.owner == owner && master < it->second.how.size()) {
+    it->second.how[master] = LevelRelease::plain;
+  }
+}
 
 // Releases what a failed round took, on every master at once (`undo_on`
 // decides how): one level where it was granted, and where the answer was lost
@@ -245,8 +309,10 @@ void RedlockStore::undo(const AcquireRequest& request, const std::string& round_
   }
   fan_out(targets.size(), [&](std::size_t k) {
     auto [i, how] = targets[k];
-    bool unknown = !answers[i].value;
-    const std::string latch = unknown && !request.own_token ? round_op : std::string();
+    const std::string latch =
+        level_release(answers[i].value.has_value(), request.own_token) == LevelRelease::if_applied
+            ? round_op
+            : std::string();
     try {
       if (how == Undo::send_only) {
         redis::Client brief(
@@ -282,6 +348,7 @@ AcquireResult RedlockStore::round(const AcquireRequest& request) {
   AcquireResult result;
   result.sent_at = start;
   std::vector<std::size_t> granted;
+  bool busy_seen = false;
   for (std::size_t i = 0; i < answers.size(); ++i) {
     const auto& answer = answers[i];
     NodeAnswer said{m_masters[i].display(), NodeAnswer::Kind::unreachable, {}};
@@ -297,9 +364,10 @@ AcquireResult RedlockStore::round(const AcquireRequest& request) {
       said.kind = NodeAnswer::Kind::busy;
       // The holder shown and waited for: the one whose lease ends first.
       const auto& holder = answer.value->holder;
-      if (result.holder.type.empty() || (holder.ttl.count() >= 0 && holder.ttl < result.holder.ttl)) {
+      if (!busy_seen || (holder.ttl.count() >= 0 && holder.ttl < result.holder.ttl)) {
         result.holder = holder;
       }
+      busy_seen = true;
     }
     result.node_answers.push_back(std::move(said));
   }
@@ -347,6 +415,7 @@ AcquireResult RedlockStore::round(const AcquireRequest& request) {
     }
     result.holder = {};
     m_holder = request;
+    remember_levels(request, op_id, answers);
     return result;
   }
   undo(request, op_id, answers);
@@ -380,8 +449,14 @@ AcquireResult RedlockStore::acquire(const AcquireRequest& request, SignalFd* sig
 ReleaseResult RedlockStore::release(const LockKeys& keys, Mode mode, const std::string& owner, bool all,
                                     redis::RetryPolicy::Mode retry) {
   const auto op_id = new_op_id();
-  auto answers = ask_all<ReleaseResult>(
-      m_nodes, [&](redis::Client& node) { return lock::release(node, keys, mode, owner, all, op_id, {}, retry); });
+  // One level of a hold this process took: where its acquisition's answer was
+  // lost, only if it was applied (level_release). (`--all` is every level of
+  // the token, whoever took them; a token another process took: every master.)
+  const auto levels = take_levels(keys.name, owner);
+  auto answers = ask_each<ReleaseResult>(m_nodes, [&](redis::Client& node, std::size_t i) {
+    const bool if_applied = !all && levels && levels->how.at(i) == LevelRelease::if_applied;
+    return lock::release(node, keys, mode, owner, all, op_id, if_applied ? levels->op_id : std::string(), retry);
+  });
   check_independent(); // (it was sent: one server named twice lost two levels; say so)
   std::vector<Vote> votes;
   bool released_any = false;
@@ -451,6 +526,7 @@ RenewResult RedlockStore::renew(const LockKeys& keys, Mode mode, const std::stri
         auto i = emptied[k];
         try {
           if (try_acquire(m_nodes[i], again, new_op_id(), scope).acquired) {
+            level_is_ours(keys.name, owner, i);
             log::debug("{}: the lock was granted again (the master had lost it)", m_masters[i].display());
           }
         } catch (const std::exception& e) {
@@ -468,11 +544,11 @@ RenewResult RedlockStore::renew(const LockKeys& keys, Mode mode, const std::stri
   throw quorum_error(fmt::format("renewed on {}", count_phrase(tallied.yes)), answers);
 }
 
-std::optional<std::string> RedlockStore::force_unlock(const LockKeys& keys) {
-  auto answers = ask_all<std::optional<std::string>>(
+std::optional<KeyType> RedlockStore::force_unlock(const LockKeys& keys) {
+  auto answers = ask_all<std::optional<KeyType>>(
       m_nodes, [&](redis::Client& node) { return lock::force_unlock(node, keys); });
   check_independent();
-  std::optional<std::string> removed;
+  std::optional<KeyType> removed;
   for (const auto& answer : answers) {
     if (answer.value && *answer.value && !removed) {
       removed = *answer.value;
@@ -515,7 +591,6 @@ std::vector<LockState> RedlockStore::combine(const std::vector<std::string>& nam
   for (std::size_t n = 0; n < names.size(); ++n) {
     LockState combined;
     combined.name = names[n];
-    combined.type = "none";
     // The owner that holds it on a majority, if one does.
     std::map<std::string, int> holders;
     for (std::size_t i = 0; i < answers.size(); ++i) {
@@ -539,7 +614,7 @@ std::vector<LockState> RedlockStore::combine(const std::vector<std::string>& nam
       if (count >= need() && !owner.empty()) {
         for (const auto& view : combined.nodes) {
           if (view.state && view.state->held() && view.state->owners.front().first == owner) {
-            if (combined.type == "none") {
+            if (combined.type == KeyType::none) {
               auto nodes = std::move(combined.nodes);
               combined = *view.state;
               combined.nodes = std::move(nodes);

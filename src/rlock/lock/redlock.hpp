@@ -1,5 +1,8 @@
 #pragma once
 
+// A Redlock quorum over independent masters as a lock::Store, and its
+// per-master timeouts.
+
 #include <rlock/lock/store.hpp>
 
 #include <memory>

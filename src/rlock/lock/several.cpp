@@ -1,3 +1,6 @@
+// Several locks taken all or none in one fixed order (waiting renews those
+// taken), released and renewed together.
+
 #include <rlock/core/clock.hpp>
 #include <rlock/core/errors.hpp>
 #include <rlock/core/log.hpp>
@@ -64,7 +67,8 @@ void undo(Store& store, const std::vector<LockKeys>& locks, const std::vector<st
 }
 
 // After a name turned out unavailable: tries the names not tried yet (from
-// position `from` of `order`) once each, without waiting. Returns the index of
+// position `from` of `order`; from the awaited one when keeping the others
+// alive failed, not its own attempt) once each, without waiting. Returns the index of
 // the first that is busy; what they take goes into `held` (undone by the
 // caller). A busy name makes the whole acquisition busy, never "unavailable":
 // `run --if-unavailable run` must not start CMD beside a holder it could reach.
@@ -99,6 +103,12 @@ Taken acquire_all(Store& store, const AcquireRequest& request, const std::vector
   const TimePoint deadline = Clock::now() + request.wait.value_or(Millis(0));
   std::vector<std::size_t> held;
   const std::string* awaited = nullptr; // the name being waited for
+  // Keeping the names taken alive failed (a Redlock renewal no majority
+  // confirmed): the wait for the awaited one ended, not because it could not
+  // be reached; its last answer was busy (explorer, seed 7103 schedule 51:
+  // `run --if-unavailable run C B` ran CMD beside C's holder, whom the one
+  // live master still showed).
+  bool keep_alive_failed = false;
   KeepAlive keep;
   keep.every = keep_alive_every(request.lease);
   keep.renew = [&] {
@@ -109,6 +119,7 @@ Taken acquire_all(Store& store, const AcquireRequest& request, const std::vector
       }
     } catch (const RedisError& e) {
       if (redis::outcome_of(e.kind()) == redis::Outcome::final) {
+        keep_alive_failed = true;
         throw;
       }
       // Redis unreachable for now: the waiter keeps trying until its deadline
@@ -158,7 +169,12 @@ Taken acquire_all(Store& store, const AcquireRequest& request, const std::vector
     }
   } catch (const RedisError& e) {
     if (acquisition_unavailable(e.kind())) {
-      if (auto busy = first_busy(store, request, locks, order, tried, held, taken)) {
+      const std::size_t from = keep_alive_failed ? tried - 1 : tried;
+      if (auto busy = first_busy(store, request, locks, order, from, held, taken)) {
+        if (keep_alive_failed) {
+          log::warning("could not keep the names taken alive while waiting for {}: {}", quote(*awaited),
+                       e.what());
+        }
         taken.busy = *busy;
         undo(store, locks, held, request);
         return taken;

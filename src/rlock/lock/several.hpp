@@ -1,5 +1,7 @@
 #pragma once
 
+// Several locks as one: all or none, in one order, released together.
+
 #include <rlock/core/signals.hpp>
 #include <rlock/lock/store.hpp>
 

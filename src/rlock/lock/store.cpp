@@ -1,3 +1,6 @@
+// One deployment as a lock::Store (a redis::Client), and make_store, which
+// builds it or a Redlock quorum from the endpoints.
+
 #include <rlock/core/errors.hpp>
 #include <rlock/lock/redlock.hpp>
 #include <rlock/lock/store.hpp>
@@ -28,7 +31,7 @@ public:
                     redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) override {
     return lock::renew(m_client, keys, mode, owner, lease, retry, sync);
   }
-  std::optional<std::string> force_unlock(const LockKeys& keys) override {
+  std::optional<KeyType> force_unlock(const LockKeys& keys) override {
     return lock::force_unlock(m_client, keys);
   }
   ConditionalRemoval force_unlock_if(const LockKeys& keys, const ExpectedHold& expected) override {

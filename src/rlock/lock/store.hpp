@@ -1,5 +1,8 @@
 #pragma once
 
+// lock::Store, what commands and `run` talk to: one deployment or a Redlock
+// quorum, the same typed results from both.
+
 #include <rlock/core/signals.hpp>
 #include <rlock/lock/doctor.hpp>
 #include <rlock/lock/history.hpp>
@@ -38,7 +41,7 @@ public:
   // Throws RedisError when the renewal cannot be confirmed (not lost, not done).
   virtual RenewResult renew(const LockKeys& keys, Mode mode, const std::string& owner, Millis lease,
                             redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) = 0;
-  virtual std::optional<std::string> force_unlock(const LockKeys& keys) = 0;
+  virtual std::optional<KeyType> force_unlock(const LockKeys& keys) = 0;
   // lock::force_unlock_if; a Redlock quorum throws Error(bad_setting) (a holder record
   // is per master: there is no one hold to compare).
   virtual ConditionalRemoval force_unlock_if(const LockKeys& keys, const ExpectedHold& expected) = 0;

@@ -1,3 +1,6 @@
+// The one waiter: subscribe to the release channel(s), try again, wait for a
+// release, a lease end or the deadline, as WaitPlan decides.
+
 #include <rlock/core/clock.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Waiting for a busy lock: WaitPlan's pure decisions and the loop that
+// carries them out over subscriptions and the signalfd.
+
 #include <rlock/core/signals.hpp>
 #include <rlock/lock/lock.hpp>
 

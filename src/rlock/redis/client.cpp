@@ -1,3 +1,6 @@
+// The deployment behind a URL: standalone, Cluster (slot map, MOVED/ASK) or
+// Sentinel (the primary, failovers), replica counts and replica sync.
+
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/redis/client.hpp>
@@ -360,7 +363,7 @@ SyncReplicas SyncReplicas::automatic_for(Millis ttl) {
 }
 
 Millis automatic_sync_timeout(Millis ttl) {
-  return std::clamp(ttl / 10, Millis(1), Millis(1000));
+  return std::clamp(ttl / 10, Millis(1), k_max_automatic_sync);
 }
 
 std::optional<long long> sentinel_replicas(const Reply& reply) {

@@ -1,5 +1,8 @@
 #pragma once
 
+// redis::Client, the deployment behind a URL, and replica sync (WAIT) rules.
+
+#include <rlock/core/defaults.hpp>
 #include <rlock/redis/connection.hpp>
 #include <rlock/redis/script.hpp>
 
@@ -23,7 +26,7 @@ namespace rlock::redis {
 // automatic_sync_timeout(ttl).
 struct SyncReplicas {
   int count = 0;
-  Millis timeout{1000};
+  Millis timeout = k_default_sync_timeout;
   bool automatic = false;
 
   // The default of acquire and renew for a lock of lease `ttl`.

@@ -1,3 +1,6 @@
+// One connection: a non-blocking socket (TCP, unix or TLS), one deadline per
+// request, hiredis's reader with caps, the HELLO handshake.
+
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/redis/connection.hpp>

@@ -1,5 +1,7 @@
 #pragma once
 
+// One connection to one server: timeouts, the handshake's facts, requests.
+
 #include <rlock/core/clock.hpp>
 #include <rlock/core/defaults.hpp>
 #include <rlock/core/duration.hpp>

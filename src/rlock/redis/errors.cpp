@@ -1,3 +1,5 @@
+// Redis error replies and socket failures -> typed kinds: the one map.
+
 #include <rlock/redis/errors.hpp>
 
 #include <fmt/format.h>

@@ -1,5 +1,7 @@
 #pragma once
 
+// RedisError and its kinds: what went wrong talking to Redis, typed once.
+
 #include <rlock/core/clock.hpp>
 #include <rlock/core/errors.hpp>
 

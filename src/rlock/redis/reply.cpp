@@ -1,3 +1,5 @@
+// RESP replies copied out of hiredis into owned values, with typed accessors.
+
 #include <rlock/core/text.hpp>
 #include <rlock/redis/errors.hpp>
 #include <rlock/redis/hiredis.hpp>

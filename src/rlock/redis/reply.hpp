@@ -1,5 +1,7 @@
 #pragma once
 
+// An owned RESP reply and its typed accessors.
+
 #include <cstddef>
 #include <memory>
 #include <string>

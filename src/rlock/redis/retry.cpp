@@ -1,3 +1,6 @@
+// RetryPolicy and send_with_retries: the loop every request goes through (only
+// a request that got no answer is sent again).
+
 #include <rlock/core/log.hpp>
 #include <rlock/redis/retry.hpp>
 

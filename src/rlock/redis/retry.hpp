@@ -1,5 +1,7 @@
 #pragma once
 
+// Whether a request is sent again: what a failure says about it, and the policy.
+
 #include <rlock/core/clock.hpp>
 #include <rlock/redis/connection.hpp>
 #include <rlock/redis/errors.hpp>

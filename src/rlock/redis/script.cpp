@@ -1,3 +1,6 @@
+// Scripts compiled into the binary, as sent: EVALSHA with the deadline filled
+// in per send, loading on NOSCRIPT, and what a refusal says (LATE, an ACL denial).
+
 #include <rlock/core/log.hpp>
 #include <rlock/redis/errors.hpp>
 #include <rlock/redis/script.hpp>

@@ -1,5 +1,7 @@
 #pragma once
 
+// A Lua script compiled into the binary, and how it is sent (EVALSHA).
+
 #include <rlock/redis/connection.hpp>
 
 #include <string_view>

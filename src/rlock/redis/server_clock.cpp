@@ -1,3 +1,6 @@
+// Each server's clock as its TIME answers bound it, and the deadline a
+// script request carries on it (pure, with the process-wide map by server).
+
 #include <rlock/redis/server_clock.hpp>
 
 #include <chrono>

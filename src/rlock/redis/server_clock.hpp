@@ -1,5 +1,7 @@
 #pragma once
 
+// A server's clock as rlock knows it, and the deadline a request carries on it.
+
 #include <rlock/core/clock.hpp>
 
 #include <optional>

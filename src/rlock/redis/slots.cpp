@@ -1,3 +1,6 @@
+// Redis Cluster's hash slots (CRC16) and a node's own view of the cluster
+// (CLUSTER NODES): the replicas a failover may promote.
+
 #include <rlock/redis/reply.hpp>
 #include <rlock/redis/slots.hpp>
 

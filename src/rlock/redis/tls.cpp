@@ -1,3 +1,6 @@
+// TLS over rlock's own sockets with mbed TLS: the trust store, client
+// certificates, verification, a session's non-blocking handshake and I/O.
+
 #include <rlock/core/errors.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/redis/errors.hpp>

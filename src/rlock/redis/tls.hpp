@@ -1,5 +1,7 @@
 #pragma once
 
+// TLS (mbed TLS): a client setup and one session over a non-blocking socket.
+
 #include <rlock/redis/url.hpp>
 
 #include <cstddef>

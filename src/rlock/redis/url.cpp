@@ -1,3 +1,6 @@
+// URLs -> Endpoints (standalone, Cluster seeds, Sentinel, unix, TLS), the
+// choice of URLs, host name resolution, and which server a URL names.
+
 #include <rlock/core/errors.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/redis/errors.hpp>

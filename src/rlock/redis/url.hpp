@@ -1,5 +1,9 @@
 #pragma once
 
+// Redis URLs and what they name: endpoints, TLS options, the one resolver.
+
+#include <rlock/core/defaults.hpp>
+
 #include <netdb.h>
 
 #include <memory>
@@ -78,8 +82,6 @@ struct Endpoint {
   // "redis-cluster://user@h1:p1,h2:p2" ("rediss-cluster://"), never the password.
   std::string display() const;
 };
-
-inline constexpr std::string_view k_default_url = "redis://127.0.0.1:6379";
 
 // Parses redis://[[user]:password@]host[:port][/db] (IPv6 as [::1]),
 // unix:///path[?db=N],

@@ -1,3 +1,6 @@
+// `run`'s acquisition: the locks, --if-unavailable's decision, --once-per's
+// check after them, and the history of a skipped run.
+
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/run/acquire.hpp>

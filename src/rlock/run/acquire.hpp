@@ -1,5 +1,8 @@
 #pragma once
 
+// `run`'s acquisition and what it decides on failure (--if-unavailable) and
+// after success (--once-per).
+
 #include <rlock/redis/errors.hpp>
 #include <rlock/core/signals.hpp>
 #include <rlock/lock/several.hpp>

@@ -1,3 +1,6 @@
+// StopPlan: every decision of `run` with time in it, pure (when to renew,
+// stop, escalate, end, release, and the exit status).
+
 #include <rlock/core/errors.hpp>
 #include <rlock/run/policy.hpp>
 

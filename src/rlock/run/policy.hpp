@@ -1,5 +1,8 @@
 #pragma once
 
+// `run`'s policies (--on-lost, --if-unavailable) and StopPlan, its pure
+// decisions with time in them.
+
 #include <rlock/core/clock.hpp>
 #include <rlock/core/defaults.hpp>
 

@@ -1,3 +1,6 @@
+// CMD under its guardian: spawning it (a memfd image, or rlock's own file),
+// the go, its reports, and rlock's resumption after its death.
+
 #include <rlock/core/errors.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
@@ -45,9 +48,11 @@ void ignore_sigpipe() {
 
 namespace {
 
-constexpr const char* k_guardian_env = "RLOCK_GUARDIAN";
-constexpr const char* k_guardian_argv0 = "rlock-guardian";
 constexpr const char* k_spec_magic = "rlock-release-1";
+
+// The guardian exits with rlock's codes for the same outcomes (guardian.h).
+static_assert(guardian_exit_software == static_cast<int>(ExitCode::software));
+static_assert(guardian_exit_not_found == static_cast<int>(ExitCode::not_found));
 
 // The signals CMD must get back at their default disposition: rlock ignores
 // SIGPIPE while it supervises, and glibc's posix_spawn leaves its own
@@ -261,16 +266,26 @@ Guarded Guarded::prepare(const std::vector<std::string>& args, const Options& op
     throw Error(Outcome::failed, fmt::format("cannot start rlock's guardian: {}", std::strerror(err)));
   }
   spawn->image = small_image();
-  spawn->envp.push_back(fmt::format("{}=G {} {} {} {} {} {} {}", k_guardian_env, getpid(),
-                                    options.kill_if_orphaned ? 1 : 0, spawn->exe, spawn->spec, spawn->report,
-                                    spawn->go, parent_death_signal()));
-  const std::string_view prefix = "RLOCK_GUARDIAN=";
+  guardian_state state{guardian_role_guardian, {}};
+  state.field[guardian_parent] = getpid();
+  state.field[guardian_kill] = options.kill_if_orphaned ? 1 : 0;
+  state.field[guardian_exe] = spawn->exe;
+  state.field[guardian_spec] = spawn->spec;
+  state.field[guardian_report] = spawn->report;
+  state.field[guardian_go] = spawn->go;
+  state.field[guardian_death_signal] = parent_death_signal();
+  char value[256];
+  if (guardian_state_encode(&state, value, sizeof value) == 0) {
+    throw Error(Outcome::failed, "cannot start rlock's guardian: its state does not fit");
+  }
+  spawn->envp.push_back(fmt::format("{}={}", GUARDIAN_ENV, value));
+  const std::string prefix = GUARDIAN_ENV "=";
   for (char** e = environ; *e != nullptr; ++e) {
     if (!std::string_view(*e).starts_with(prefix)) {
       spawn->envp.emplace_back(*e);
     }
   }
-  spawn->argv = {k_guardian_argv0, spawn->path.empty() ? spawn->command : spawn->path};
+  spawn->argv = {GUARDIAN_NAME, spawn->path.empty() ? spawn->command : spawn->path};
   spawn->argv.insert(spawn->argv.end(), args.begin(), args.end());
   // Spawned now, before the lock is requested: a waiter's guardian is ready
   // when the lock comes free, and its spawn is not on the way from "acquired"
@@ -297,8 +312,12 @@ void Guarded::go(bool take_terminal, bool locked) {
     env.append(*e);
     env.push_back('\0');
   }
-  std::int32_t header[2] = {(take_terminal ? guardian_go_tty : 0) | (locked ? guardian_go_locked : 0),
-                            static_cast<std::int32_t>(env.size())};
+  if (env.size() > static_cast<std::size_t>(guardian_go_max_env)) {
+    throw Error(Outcome::failed, fmt::format("CMD's environment is too large ({} bytes)", env.size()));
+  }
+  std::int32_t header[2];
+  const guardian_go_message go{take_terminal, locked, static_cast<long>(env.size())};
+  guardian_go_encode(&go, header);
   std::string message(reinterpret_cast<const char*>(header), sizeof header);
   message += env;
   bool sent = true;
@@ -315,17 +334,19 @@ void Guarded::go(bool take_terminal, bool locked) {
   // Its first report: CMD runs, or why not. Every signal rlock handles is
   // blocked (read from its signalfd): nothing interrupts this.
   std::int32_t report[2] = {0, 0};
+  guardian_event first{};
   bool eof = false;
-  if (!sent || !read_report(m_report, report, &eof) || report[0] != guardian_started) {
+  if (!sent || !read_report(m_report, report, &eof) || !guardian_report_decode(report, &first) ||
+      first.kind != guardian_started) {
     int status = 0;
     waitpid(m_guardian, &status, 0);
     m_guardian = -1;
-    if (report[0] == guardian_failed) {
-      throw cannot_start(spawn.command, report[1]);
+    if (first.kind == guardian_failed) {
+      throw cannot_start(spawn.command, first.value);
     }
     throw Error(Outcome::failed, fmt::format("rlock's guardian ended before CMD started (status {})", status));
   }
-  m_cmd = report[1];
+  m_cmd = first.value;
   ::fcntl(m_report, F_SETFL, O_NONBLOCK);
 }
 
@@ -411,12 +432,16 @@ std::optional<Guarded::Report> Guarded::next() {
       }
       return std::nullopt;
     }
-    if (message[0] == guardian_stopped) {
-      return Report{Report::Kind::stopped, message[1]};
+    guardian_event event{};
+    if (!guardian_report_decode(message, &event)) {
+      continue; // not a report: nothing the guardian writes
     }
-    if (message[0] == guardian_exited || message[0] == guardian_exited_last) {
+    if (event.kind == guardian_stopped) {
+      return Report{Report::Kind::stopped, event.value};
+    }
+    if (event.kind == guardian_exited || event.kind == guardian_exited_last) {
       m_cmd_reported_end = true;
-      return Report{Report::Kind::exited, message[1], message[0] == guardian_exited_last};
+      return Report{Report::Kind::exited, event.value, event.kind == guardian_exited_last};
     }
   }
   return std::nullopt;
@@ -495,49 +520,37 @@ std::optional<ReleaseSpec> read_release_spec(int fd) {
   return decode_release_spec(bytes);
 }
 
-// RLOCK_GUARDIAN's value when it starts with `role`: its numbers after it.
-std::optional<std::vector<long>> guardian_state(char role) {
-  const char* state = std::getenv(k_guardian_env);
-  if (state == nullptr || state[0] != role || state[1] != ' ') {
+// RLOCK_GUARDIAN's state when its role is `role` (guardian.h).
+std::optional<guardian_state> guardian_state_as(guardian_role role) {
+  guardian_state state{};
+  if (!guardian_state_decode(std::getenv(GUARDIAN_ENV), &state) || state.role != role) {
     return std::nullopt;
   }
-  std::vector<long> numbers;
-  const char* at = state + 2;
-  while (*at != '\0' && numbers.size() < 7) {
-    char* end = nullptr;
-    numbers.push_back(std::strtol(at, &end, 10));
-    if (end == at) {
-      return std::nullopt;
-    }
-    at = *end == ' ' ? end + 1 : end;
-  }
-  if (numbers.size() != 7) {
-    return std::nullopt;
-  }
-  return numbers;
+  return state;
 }
 
 } // namespace
 
 std::optional<int> guardian_entry(int argc, char** argv) {
-  if (argc < 1 || std::strcmp(argv[0], k_guardian_argv0) != 0 || !guardian_state('G')) {
+  if (argc < 1 || std::strcmp(argv[0], GUARDIAN_NAME) != 0 || !guardian_state_as(guardian_role_guardian)) {
     return std::nullopt;
   }
   return rlock_guardian_main(argc, argv, environ);
 }
 
 std::optional<Orphaned> resume_orphaned() {
-  auto state = guardian_state('O');
+  auto state = guardian_state_as(guardian_role_orphaned);
   if (!state) {
     return std::nullopt;
   }
-  // PARENT KILL EXE SPEC REPORT TTY DEATH_SIGNAL
-  const auto& n = *state;
-  ::unsetenv(k_guardian_env);
+  const auto& field = state->field;
+  ::unsetenv(GUARDIAN_ENV);
   Orphaned orphaned;
-  orphaned.run_pid = static_cast<pid_t>(n[0]);
-  orphaned.killed = n[1] != 0;
-  for (long fd : {n[2], n[4]}) {
+  orphaned.run_pid = static_cast<pid_t>(field[guardian_parent]);
+  orphaned.killed = field[guardian_kill] != 0;
+  // The guardian closed GO_FD after the go; the program file and the report
+  // pipe are of no use to this image.
+  for (long fd : {field[guardian_exe], field[guardian_report]}) {
     if (fd > STDERR_FILENO) {
       ::close(static_cast<int>(fd));
     }
@@ -546,9 +559,9 @@ std::optional<Orphaned> resume_orphaned() {
   if (orphaned.killed) {
     kill_tree(getpid());
   }
-  if (n[3] > STDERR_FILENO) {
-    orphaned.spec = read_release_spec(static_cast<int>(n[3]));
-    ::close(static_cast<int>(n[3]));
+  if (const long spec = field[guardian_spec]; spec > STDERR_FILENO) {
+    orphaned.spec = read_release_spec(static_cast<int>(spec));
+    ::close(static_cast<int>(spec));
   }
   return orphaned;
 }

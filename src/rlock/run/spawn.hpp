@@ -1,5 +1,8 @@
 #pragma once
 
+// CMD under its guardian (Guarded), the release spec a killed run leaves, and
+// the entry points of the guardian and of an orphaned rlock.
+
 #include <memory>
 #include <optional>
 #include <string>

@@ -1,3 +1,6 @@
+// `rlock run` once the locks are held: CMD's environment, its start, the loop
+// that feeds facts to the plan and carries out each turn, the release.
+
 #include <rlock/core/errors.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
@@ -5,6 +8,7 @@
 #include <rlock/lock/several.hpp>
 #include <rlock/lock/waiter.hpp>
 #include <rlock/run/spawn.hpp>
+#include <rlock/run/stopping.hpp>
 #include <rlock/run/supervisor.hpp>
 #include <rlock/run/tree.hpp>
 #include <rlock/run/watchdog.hpp>
@@ -111,53 +115,20 @@ void record_done_quietly(lock::Store& store, const RunSpec& spec) noexcept {
   }
 }
 
-const char* signal_name(int sig) {
-  return sig == SIGKILL ? "SIGKILL" : "SIGTERM";
-}
-
-// What a stop that began at this step says, once the signal is on its way.
-void report(const RunSpec& spec, const StopPlan::Step& step, const LeaseState& lease,
-            const std::vector<Process>& signalled) {
-  // What happened to the lock: lost (a renewal proved it), or not confirmed
-  // in time, which with replicas may mean the primary has it and no replica
-  // does (a failover would lose it).
-  auto loss = [&](StopPlan::Why why) {
-    if (why == StopPlan::Why::lost) {
-      return "lock lost: " + lease.lost_reason;
+// What Stopping::turn said, on stderr.
+void say(const std::vector<Said>& lines) {
+  for (const auto& line : lines) {
+    switch (line.level) {
+    case Said::Level::error:
+      log::error("{}", line.text);
+      break;
+    case Said::Level::warning:
+      log::warning("{}", line.text);
+      break;
+    case Said::Level::info:
+      log::info("{}", line.text);
+      break;
     }
-    if (lease.last_unsynced) {
-      return fmt::format("no replica confirmed the renewal in time: the lock may still be held on the primary, "
-                         "but a failover would promote a replica without it ({})",
-                         lease.last_error);
-    }
-    return fmt::format("lock lost: no renewal could be confirmed in time{}",
-                       lease.last_error.empty() ? "" : " (" + lease.last_error + ")");
-  };
-  if (step.loss_ignored != StopPlan::Why::none) {
-    log::warning("{}: {}; --on-lost ignore: CMD keeps running unprotected", spec.label, loss(step.loss_ignored));
-  }
-  switch (step.why) {
-  case StopPlan::Why::lost:
-  case StopPlan::Why::unconfirmed:
-    log::error("{}: {}; stopping CMD ({})", spec.label, loss(step.why), signal_name(step.signal));
-    break;
-  case StopPlan::Why::max_hold:
-    log::error("{}: held for --max-hold {}; stopping CMD ({})", spec.label, format_duration(*spec.max_hold),
-               signal_name(step.signal));
-    break;
-  case StopPlan::Why::leftovers:
-    log::warning("{}: CMD exited but left {} running; stopping {} (SIGTERM, SIGKILL after {}) before "
-                 "releasing the lock (--wait-descendants waits for them instead)",
-                 spec.label, signalled.empty() ? std::string("processes") : describe(signalled),
-                 signalled.size() == 1 ? "it" : "them", format_duration(spec.kill_after));
-    break;
-  case StopPlan::Why::orphaned:
-    log::error("{}: rlock's guardian process (rlock-guardian, CMD's parent) ended before CMD; stopping CMD "
-               "(SIGKILL) and releasing the lock",
-               spec.label);
-    break;
-  case StopPlan::Why::none:
-    break;
   }
 }
 
@@ -197,7 +168,9 @@ int supervise_child(lock::Store* store, const RunSpec& spec, TimePoint acquired_
     config.hold_until = acquired_at + *spec.hold_min;
   }
   config.wait_descendants = spec.wait_descendants;
-  StopPlan plan(config);
+  Stopping stopping(config, {spec.label, spec.max_hold});
+  StopPlan& plan = stopping.plan();
+  LiveTree tree(child);
 
   bool cmd_exited = false;
   bool tree_empty = false;
@@ -209,23 +182,15 @@ int supervise_child(lock::Store* store, const RunSpec& spec, TimePoint acquired_
     if (dog) {
       lease = dog->state();
     }
-    auto step = plan.step(Clock::now(), {lease.stop_at, lease.kill_at, lease.lost}, dog && dog->started(),
-                          cmd_exited, tree_empty);
+    // Stop first, log after (Stopping::turn): nothing about stopping CMD waits on output.
+    auto step = stopping.turn(Clock::now(), lease, {dog && dog->started(), cmd_exited, tree_empty}, tree);
+    say(step.said);
     if (step.finished) {
       break;
     }
     if (step.start_renewals && dog) {
       dog->start();
     }
-    // Stop first, log after: nothing about stopping CMD waits on output.
-    std::vector<Process> signalled;
-    if (step.signal != 0) {
-      signalled = signal_tree(child.tree_root(), cmd, step.signal);
-      if (step.signal == SIGTERM) {
-        signal_tree(child.tree_root(), cmd, SIGCONT); // a stopped process acts on SIGTERM only once continued
-      }
-    }
-    report(spec, step, lease, signalled);
 
     pollfd fds[3] = {{signals.fd(), POLLIN, 0}, {child.report_fd(), POLLIN, 0}, {dog ? dog->event_fd() : -1, POLLIN, 0}};
     ::poll(fds, dog ? 3 : 2, step.wake == TimePoint::max() ? -1 : poll_timeout_ms(step.wake));
@@ -243,12 +208,11 @@ int supervise_child(lock::Store* store, const RunSpec& spec, TimePoint acquired_
         killpg(cmd, SIGCONT);
         continue;
       }
-      signal_tree(child.tree_root(), cmd, sig); // the caller's signal, passed on
+      tree.signal(sig); // the caller's signal, passed on
     }
     // Reaped first, read after: a guardian that ended has written all it had
     // to say. While it lives, rlock's only child is the guardian; after, CMD's
     // tree is reparented here, and CMD is reaped here.
-    const bool was_exited = cmd_exited;
     int status = 0;
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG | WUNTRACED)) > 0) {
@@ -285,10 +249,6 @@ int supervise_child(lock::Store* store, const RunSpec& spec, TimePoint acquired_
       cmd_status = *child.lost_guardian();
     }
     tree_empty = cmd_exited && none_left;
-    if (cmd_exited && !was_exited && !tree_empty && spec.wait_descendants) {
-      log::info("{}: CMD exited; holding the lock until what it left running ends (--wait-descendants): {}",
-                spec.label, describe(descendants(child.tree_root())));
-    }
   }
 
   LeaseState lease;

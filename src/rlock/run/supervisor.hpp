@@ -1,5 +1,7 @@
 #pragma once
 
+// `rlock run` once the locks are held: RunSpec and supervise().
+
 #include <rlock/core/defaults.hpp>
 #include <rlock/core/signals.hpp>
 #include <rlock/lock/waiter.hpp>

@@ -1,3 +1,6 @@
+// CMD's process tree from /proc: its descendants, signalling all of them, and
+// killing them until none is left.
+
 #include <rlock/core/errors.hpp>
 #include <rlock/core/proc.hpp>
 #include <rlock/core/text.hpp>

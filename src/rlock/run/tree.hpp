@@ -1,5 +1,7 @@
 #pragma once
 
+// A process tree as /proc shows it: descendants, signals to all, kill_tree.
+
 #include <string>
 #include <sys/types.h>
 #include <vector>

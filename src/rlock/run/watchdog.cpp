@@ -1,3 +1,6 @@
+// The renewal thread: renews every TTL/3 on its own connection and keeps
+// LeaseClock's proof of the lease; reports a loss through an eventfd.
+
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/redis/retry.hpp>

@@ -1,5 +1,8 @@
 #pragma once
 
+// The renewal thread (Watchdog) and LeaseClock, the pure arithmetic of what
+// the lease is proven to be.
+
 #include <rlock/core/clock.hpp>
 #include <rlock/lock/lock.hpp>
 #include <rlock/lock/store.hpp>
