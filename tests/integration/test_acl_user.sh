@@ -113,7 +113,7 @@ printf '%s\n%s\n' "$OUT" "$ERR" >>"$ALL_OUT"
 
 # --- turns (issue 32): a user made before them (no ~rlock_turns: pattern) still
 # locks and waits; rlock says once that every release wakes every waiter
-readme_setuser noturns 's/ ~rlock_turns:{lock:\*//' >/dev/null
+acl_setuser noturns 's/ ~rlock_turns:{lock:\*//' >/dev/null
 NT="redis://noturns:$PW@$H"
 r -u "$NT" acquire lock:t --ttl 20s --owner holder
 expect_rc 0 "the line minus ~rlock_turns: acquire"
