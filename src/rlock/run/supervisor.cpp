@@ -190,6 +190,11 @@ int supervise_child(lock::Store* store, const RunSpec& spec, TimePoint acquired_
     }
     if (step.start_renewals && dog) {
       dog->start();
+      // The wait's subscriptions, idle since the lock was taken: closed now,
+      // off the ways from "acquired" to CMD and from CMD's end to the release
+      // (closing one has the server unsubscribe on the core CMD would use);
+      // a shorter run leaves them to its exit.
+      lock::close_finished_waits();
     }
 
     pollfd fds[3] = {{signals.fd(), POLLIN, 0}, {child.report_fd(), POLLIN, 0}, {dog ? dog->event_fd() : -1, POLLIN, 0}};
@@ -364,7 +369,6 @@ int supervise(lock::Store& store, const RunSpec& spec, const std::vector<lock::A
     release_quietly(store, spec);
     throw;
   }
-  lock::close_finished_waits(); // after the go: off the way from "acquired" to CMD
   return supervise_guarded(&store, spec, acquired_at, signals, child, tty);
 }
 
