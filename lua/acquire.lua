@@ -24,6 +24,9 @@
 --         fair_acquire.lua) that is not this owner is busy. Without KEYS[4] the
 --         queue is not looked at; without KEYS[6] every waiter's score is taken
 --         as it is.
+-- KEYS[7] (optional) the plain waiters' turns, rlock_turns:{NAME}
+--         (lib/turns.lua), with ARGV[13] and ARGV[14]; given, the record of a
+--         fresh hold says that its release names the waiters' turns
 -- ARGV[1] owner token          ARGV[2] lease in ms
 -- ARGV[3] '1' the token is the client's own, '0' it was given
 -- ARGV[4] latch lifetime in ms
@@ -34,6 +37,11 @@
 --         the record name it (lib/record.lua name_renewer); else, or absent, a
 --         re-entry leaves the record as it is
 -- @deadline ARGV[12]: changes nothing when run after this server time (ms; lib/deadline.lua)
+-- ARGV[13] (with KEYS[7]) the ms this waiter waits at most from now: held by
+--         another owner, it goes into KEYS[7] until then ('' or '0': not a
+--         waiter, nothing is put in)
+-- ARGV[14] (with KEYS[7]) '1': this waiter was put in KEYS[7] by an earlier
+--         attempt; taking the lock takes it out
 --
 -- Returns {1, count, fence, lease_ms}        acquired (fresh, or a resend of it)
 --         {2, count, fence, lease_ms}        re-entered (or a resend of it)
@@ -42,6 +50,9 @@
 --                                            '' when no owner field can be read; meta
 --                                            the raw 'rlock:meta', '' when longer than
 --                                            8 KiB, false when absent)
+--         {0, holder, pttl, 'hash', meta, false, 1}  held by another plain hold,
+--                                            and this waiter (ARGV[13]) waits for its
+--                                            turn in KEYS[7]
 --         {0, head, -2, 'hash', record}      free, but fair waiters are queued: head
 --                                            is the first live one, record its
 --                                            rlock_waiters record (false: Redisson's)
@@ -65,9 +76,13 @@ if past_deadline then
 end
 
 local name, fence_key, latch = KEYS[1], KEYS[2], KEYS[3]
-local queue, timeouts, waiters = KEYS[4], KEYS[5], KEYS[6]
+local queue, timeouts, waiters, turns = KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local owner, lease, own_token, latch_ms = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', ARGV[4]
 local process_at = 9 -- lib/record.lua
+if turns and string.sub(turns, 1, 12) ~= 'rlock_turns:' then
+  turns = nil -- KEYS[7] absent: the last key is the history's
+end
+local wait_ms = turns and tonumber(ARGV[13]) or 0
 -- @include reserved.lua
 -- @include exclusive.lua
 -- @include fair_queue.lua
@@ -75,6 +90,19 @@ local process_at = 9 -- lib/record.lua
 local early = refused(owner) or resent()
 if early then
   return early
+end
+
+-- Taken: this waiter's turn is over.
+local function took(answer)
+  if turns and ARGV[14] == '1' then
+    taken_turn(turns, owner)
+  end
+  return answer
+end
+
+-- Free, and no fair queue beside it (the usual case): one command says so.
+if redis.call('EXISTS', name, queue or name) == 0 then
+  return took(take(server_ms(), turns ~= nil))
 end
 
 local kind = redis.call('TYPE', name)['ok']
@@ -87,7 +115,7 @@ if kind == 'none' then
       return {0, head, -2, 'hash', record and redis.call('HGET', waiters, head) or false}
     end
   end
-  return take(now_ms)
+  return took(take(now_ms, turns ~= nil))
 end
 
 if kind ~= 'hash' then
@@ -103,4 +131,13 @@ if kind ~= 'hash' then
   return {0, '', pttl, kind, false}
 end
 
-return (attempt_held(ARGV[11] == '1'))
+local answer, held = attempt_held(ARGV[11] == '1')
+if held then
+  return took(answer)
+end
+if wait_ms > 0 and not answer[6] then
+  -- Held by another plain hold: a waiter waits for its turn (lib/turns.lua).
+  wait_turn(turns, owner, server_ms(), wait_ms)
+  answer[6], answer[7] = false, 1
+end
+return answer

@@ -3,6 +3,8 @@
 -- waiters are queued (RFairLock's queue has a live head once the stale heads are
 -- dropped; see fair_acquire.lua), on the head's own channel only (release channel
 -- .. ':' .. head), as Redisson's RFairLock forceUnlock does. The queue stays.
+-- When rlock's plain waiters wait for their turn (KEYS[11]), the one whose turn
+-- it is is woken as a release wakes it (lib/turns.lua).
 --
 -- A request may arrive twice (its reply was lost and the client sent it again):
 -- applying it SETs the latch KEYS[3] to the removed key's type for ARGV[2] ms,
@@ -24,6 +26,7 @@
 --         without KEYS[6] every waiter's score is taken as it is.
 -- KEYS[7] redisson_rwlock:{NAME}   KEYS[8] {NAME}:timeout   KEYS[9] redisson_sc:{NAME}
 -- KEYS[10] rlock_permits:{NAME}    (7-10 optional: without them, only the above)
+-- KEYS[11] (optional) the plain waiters' turns, rlock_turns:{NAME}
 -- ARGV[1] 'PUBLISH', or 'SPUBLISH' in Redis Cluster 7+
 -- ARGV[2] latch lifetime in ms
 -- ARGV[3] (optional) '1': a removal answers {1, type, channel}
@@ -145,7 +148,11 @@ if permits and kind == 'string' and redis.call('TYPE', permits)['ok'] == 'zset' 
   redis.call('SET', latch, kind, 'PX', ARGV[2])
   return ARGV[3] == '1' and {1, kind, permit_channel} or {1, kind}
 end
-local published = wake(ARGV[1], channel)
+local turns = KEYS[11]
+if turns and string.sub(turns, 1, 12) ~= 'rlock_turns:' then
+  turns = nil -- KEYS[11] absent: the last key is the history's
+end
+local published = wake(ARGV[1], channel, turns)
 log_removal()
 redis.call('DEL', name)
 redis.call('SET', latch, kind, 'PX', ARGV[2])

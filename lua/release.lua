@@ -4,7 +4,9 @@
 -- waiters wake each other. When fair waiters are queued (RFairLock's queue has a
 -- live head once the stale heads are dropped; see fair_acquire.lua), '0' goes to
 -- the head's own channel (release channel .. ':' .. head) only, as Redisson's
--- RFairLock unlock does: the head is woken, not everyone.
+-- RFairLock unlock does: the head is woken, not everyone. When rlock's plain
+-- waiters wait for their turn, '0' goes to the one whose turn it is and '00'
+-- (0 to Redisson) on the release channel (lib/turns.lua).
 --
 -- A request may arrive twice (its reply was lost and the client sent it again).
 -- As in Redisson's unlock, applying it SETs the latch KEYS[3] (one per request)
@@ -19,11 +21,14 @@
 --         times (redisson_lock_timeout:{NAME})   KEYS[6] rlock's fair waiters
 --         (rlock_waiters:{NAME}). Without KEYS[4] the queue is not looked at;
 --         without KEYS[6] every waiter's score is taken as it is.
--- KEYS[7] (optional) an acquisition's latch, rlock_acquire_latch:{NAME}:OP: undo
---         that acquisition only, i.e. release one level only if the latch says
---         it was applied (acquired or re-entered), and drop the latch; otherwise
---         answer {-1} and change nothing (Redlock undoing a round whose answer
---         from this master was lost)
+-- Then, each optional, told apart by their names:
+-- an acquisition's latch, rlock_acquire_latch:{NAME}:OP: undo that acquisition
+--         only, i.e. release one level only if the latch says it was applied
+--         (acquired or re-entered), and drop the latch; otherwise answer {-1}
+--         and change nothing (Redlock undoing a round whose answer from this
+--         master was lost)
+-- the plain waiters' turns, rlock_turns:{NAME}: a release that frees the lock
+--         wakes the waiter whose turn it is (lib/turns.lua), not all of them
 -- ARGV[1] owner token
 -- ARGV[2] '1' to release every level, '0' for one
 -- ARGV[3] 'PUBLISH', or 'SPUBLISH' in Redis Cluster 7+
@@ -53,7 +58,16 @@ if past_deadline then
 end
 
 local name, channel, latch = KEYS[1], KEYS[2], KEYS[3]
-local queue, timeouts, waiters, acquisition = KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local queue, timeouts, waiters = KEYS[4], KEYS[5], KEYS[6]
+local acquisition, turns = nil, nil
+for i = 7, #KEYS do
+  local prefix = string.match(KEYS[i], '^([%w_]+):')
+  if prefix == 'rlock_acquire_latch' then
+    acquisition = KEYS[i]
+  elseif prefix == 'rlock_turns' then
+    turns = KEYS[i]
+  end
+end
 local owner, all, publish, latch_ms = ARGV[1], ARGV[2] == '1', ARGV[3], ARGV[4]
 -- @include reserved.lua
 -- @include latch.lua
@@ -61,9 +75,6 @@ local owner, all, publish, latch_ms = ARGV[1], ARGV[2] == '1', ARGV[3], ARGV[4]
 -- @include fair_queue.lua
 -- @include history.lua
 -- @include clock.lua
-if acquisition == log_key then
-  acquisition = nil -- KEYS[7] absent: the last key is the history's
-end
 
 local early = refused(owner) or released(latch) or unapplied(acquisition)
 if early then
@@ -95,7 +106,7 @@ else
   -- channel), the script fails before changing anything (the queue is only read
   -- until then). Subscribers see the message only after the script has run, so
   -- they never find the lock still there.
-  published = wake(publish, channel)
+  published = wake(publish, channel, turns)
   redis.call('DEL', name)
 end
 redis.call('SET', latch, left, 'PX', latch_ms)

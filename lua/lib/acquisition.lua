@@ -43,11 +43,13 @@ end
 -- server that lost its data in a restart without persistence) starts at the
 -- server's clock in ms (now_ms), so tokens stay above every token handed out
 -- before (unless more than one acquisition a millisecond was sustained). An
--- existing counter (also Redisson's RFencedLock's) just counts on.
+-- existing counter (also Redisson's RFencedLock's) just counts on. (INCR
+-- first: a counter that was missing answers 1, and is then set to now_ms.)
 local function new_fence(now_ms)
-  if redis.call('EXISTS', fence_key) == 0 then
+  local fence = redis.call('INCR', fence_key)
+  if fence == 1 then
     redis.call('SET', fence_key, now_ms)
     return now_ms
   end
-  return redis.call('INCR', fence_key)
+  return fence
 end

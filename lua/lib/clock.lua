@@ -1,8 +1,13 @@
 -- lib/clock.lua: the server's clock. A script that reads it and then writes
 -- needs effects replication (redis.replicate_commands() first, on Redis 3.2-4).
 
--- Now in ms since the epoch (TIME).
+-- Now in ms since the epoch: TIME, read once a script (a script runs at one
+-- moment; one command less for each further use).
+local script_now_ms = nil
 local function server_ms()
-  local now = redis.call('TIME')
-  return tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  if not script_now_ms then
+    local now = redis.call('TIME')
+    script_now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  end
+  return script_now_ms
 end

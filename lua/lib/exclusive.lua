@@ -17,12 +17,13 @@ end
 -- Takes the free lock for the owner: a fresh fencing token, its field (one
 -- level), its record (ARGV[5] .. ARGV[8]: host, pid, command, version) and the
 -- lease; in the history, first the endings of holds that went unseen
--- (expired), then 'acquired'. Returns the answer {1, 1, fence, lease}.
-local function take(now_ms)
+-- (expired), then 'acquired'; `turns`: the hold's release names the plain
+-- waiters' turns (the record says so). Returns the answer {1, 1, fence, lease}.
+local function take(now_ms, turns)
   -- The previous holds, if the history has them open, ended unseen (lib/history.lua).
   log_gone_holds(now_ms)
   local fence = new_fence(now_ms)
-  redis.call('HSET', name, owner, 1, 'rlock:meta', holder_record(5, now_ms, lease, fence))
+  redis.call('HSET', name, owner, 1, 'rlock:meta', holder_record(5, now_ms, lease, fence, nil, turns))
   redis.call('PEXPIRE', name, lease)
   return applied(1, 1, fence, lease)
 end

@@ -5,6 +5,7 @@
 -- (rlock_waiters:{NAME}; nil: every waiter's score is taken as it is).
 -- @include clock.lua
 -- @include record.lua
+-- @include turns.lua
 
 -- The rlock_waiters record of a queue entry (a table with a numeric until_ms), or
 -- nil for a Redisson waiter (or a record that cannot be read).
@@ -161,24 +162,33 @@ local function live_head(now_ms)
   return head, record
 end
 
--- Wakes the waiters of a lock that is being freed: '0' on `channel` (the release
--- channel), or, when fair waiters are queued, on the live head's own channel
--- only (channel .. ':' .. head), as Redisson's RFairLock does; then drops the
--- stale heads. `publish`: 'PUBLISH' or 'SPUBLISH'. The message goes out first:
--- if the user may not publish (an ACL without the channel), the script fails
--- before changing anything (the queue is only read until then). Subscribers see
--- it only after the script has run. Returns the channel it went to.
-local function wake(publish, channel)
-  local published, head, stale, record = channel, nil, 0, nil
+-- Wakes the waiters of a lock that is being freed: when fair waiters are
+-- queued, '0' on the live head's own channel only (channel .. ':' .. head), as
+-- Redisson's RFairLock does, then the stale heads are dropped; otherwise the
+-- plain waiters, as lib/turns.lua's wake_plain does (`turns`: their set,
+-- rlock_turns:{NAME}; nil: not kept). With neither key there (the usual
+-- case), one command says so and '0' goes on the release channel. `publish`:
+-- 'PUBLISH' or 'SPUBLISH'. The messages go out first: if the user may not
+-- publish (an ACL without the channel), the script fails before changing
+-- anything (the queue is only read until then). Subscribers see them only
+-- after the script has run. Returns the channel '0' went to (the release
+-- channel when a plain waiter was named: a resend wakes everyone).
+local function wake(publish, channel, turns)
+  if (not queue and not turns) or redis.call('EXISTS', queue or turns, turns or queue) == 0 then
+    redis.call(publish, channel, '0')
+    return channel
+  end
+  local now_ms = server_ms()
+  local head, stale, record = nil, 0, nil
   if queue then
-    head, stale, record = survey(server_ms())
+    head, stale, record = survey(now_ms)
     if head then
-      published = channel .. ':' .. head
+      redis.call(publish, channel .. ':' .. head, '0')
+      settle(head, stale, record)
+      return channel .. ':' .. head
     end
   end
-  redis.call(publish, published, '0')
-  if queue then
-    settle(head, stale, record)
-  end
-  return published
+  wake_plain(turns, publish, channel, now_ms)
+  settle(nil, stale, nil)
+  return channel
 end

@@ -52,21 +52,21 @@ end
 -- a release or a renewal finds it; or nil and the answer when the owner does not
 -- hold it: {-1} no such lock, {-3, type} a key of another type (never touched),
 -- {-4, mode} a Redisson read-write lock (mode 'read' / 'write', whoever asks),
--- {-2, holder} another owner's ('' when no owner field can be read).
+-- {-2, holder} another owner's ('' when no owner field can be read). Two HGETs
+-- when the owner holds it.
 local function owned_count(key, owner)
-  local kind = redis.call('TYPE', key)['ok']
-  if kind == 'none' then
-    return nil, {-1}
-  end
-  if kind ~= 'hash' then
-    return nil, {-3, kind}
+  local count = redis.pcall('HGET', key, owner)
+  if type(count) == 'table' then
+    return nil, {-3, redis.call('TYPE', key)['ok']} -- WRONGTYPE: not a hash
   end
   local mode = rw_mode(key)
   if mode then
     return nil, {-4, mode}
   end
-  local count = redis.call('HGET', key, owner)
   if not count then
+    if redis.call('EXISTS', key) == 0 then
+      return nil, {-1}
+    end
     return nil, {-2, first_holder(key)}
   end
   return count, nil

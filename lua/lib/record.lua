@@ -7,9 +7,10 @@
 -- command, rlock version; ARGV[process_at], ARGV[process_at + 1]: the host's
 -- boot id and the process's start time in clock ticks after boot, each left
 -- out when '' or absent), when (now_ms), its lease and fencing token, and, when
--- `count` is given, its re-entry levels (a permit's). Uses the script local
--- process_at.
-local function holder_record(at, now_ms, lease, fence, count)
+-- `count` is given, its re-entry levels (a permit's); `turns`: its release
+-- names the plain waiters' turns (lib/turns.lua: they need not listen on the
+-- release channel). Uses the script local process_at.
+local function holder_record(at, now_ms, lease, fence, count, turns)
   local record = {
     host = ARGV[at], pid = tonumber(ARGV[at + 1]), command = ARGV[at + 2], version = ARGV[at + 3],
     acquired_at_ms = now_ms, ttl_ms = lease, fence = fence,
@@ -23,6 +24,9 @@ local function holder_record(at, now_ms, lease, fence, count)
   end
   if count then
     record.count = count
+  end
+  if turns then
+    record.turns = 1
   end
   return cjson.encode(record)
 end

@@ -221,7 +221,13 @@ dead_all() { local p; for p in "$@"; do alive "$p" && return 1; done; return 0; 
 has_file() { [ -s "$1" ]; }
 key_gone() { [ "$(rcli EXISTS "$1")" = 0 ]; }
 key_there() { [ "$(rcli EXISTS "$1")" = 1 ]; }
-numsub() { rcli PUBSUB NUMSUB "redisson_lock__channel:{$1}" | sed -n 2p; }
+# numsub NAME: the waiters subscribed for NAME: on its release channel, and on
+# their own (redisson_lock__channel:{NAME}:OWNER, a fair waiter's or a plain
+# one's waiting for its turn: lua/lib/turns.lua)
+numsub() {
+  echo $(( $(rcli PUBSUB NUMSUB "redisson_lock__channel:{$1}" | sed -n 2p) +
+           $(rcli PUBSUB CHANNELS "redisson_lock__channel:{$1}:*" | grep -c .) ))
+}
 has_sub() { [ "$(numsub "$1")" -ge 1 ]; }
 no_sub() { [ "$(numsub "$1")" = 0 ]; }
 # chan_subs CHANNEL: how many subscribe to CHANNEL (has_chan_sub: at least one).

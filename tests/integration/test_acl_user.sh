@@ -111,6 +111,26 @@ expect_rc 0 "the line minus xadd: run still works (the history is best effort)"
 check "... and wrote no history" test "$(rcli EXISTS 'rlock_log:{lock:nx}')" = 0
 printf '%s\n%s\n' "$OUT" "$ERR" >>"$ALL_OUT"
 
+# --- turns (issue 32): a user made before them (no ~rlock_turns: pattern) still
+# locks and waits; rlock says once that every release wakes every waiter
+acl_setuser noturns 's/ ~rlock_turns:{lock:\*//' >/dev/null
+NT="redis://noturns:$PW@$H"
+r -u "$NT" acquire lock:t --ttl 20s --owner holder
+expect_rc 0 "the line minus ~rlock_turns: acquire"
+check "... and says once that every release wakes every waiter" test "$(grep -c 'waiters are woken all at once' <<<"$ERR")" = 1
+bg "$TEST_TMP/t" -u "$NT" run lock:t -w 10s -- true
+sleep 0.5
+check "its waiter subscribed on the release channel (no turns for it)" test "$(rcli PUBSUB NUMSUB 'redisson_lock__channel:{lock:t}' | sed -n 2p)" = 1
+check "no turns' set was made" test "$(rcli EXISTS 'rlock_turns:{lock:t}')" = 0
+r -u "$NT" release lock:t --owner holder
+expect_rc 0 "... release"
+check "the waiter is woken and runs" wait_until 5 bg_done "$TEST_TMP/t"
+check "... exit 0 (got $(bg_rc "$TEST_TMP/t"))" test "$(bg_rc "$TEST_TMP/t")" = 0
+check "the waiter warned once that every release wakes every waiter" \
+  test "$(grep -c 'waiters are woken all at once' "$TEST_TMP/t.err")" = 1
+check "... naming the ACL rule to add" grep -qF 'ACL SETUSER noturns ~rlock_turns:{lock:t}' "$TEST_TMP/t.err"
+printf '%s\n%s\n' "$OUT" "$ERR" >>"$ALL_OUT"; cat "$TEST_TMP/t.out" "$TEST_TMP/t.err" >>"$ALL_OUT"
+
 # --- outside its key patterns: denied
 ra acquire other:x
 expect_rc 77 "a name outside lock:* is denied"

@@ -4,9 +4,6 @@
 . "$(dirname "$0")/lib.sh"
 start_redis
 
-numsub() { rcli PUBSUB NUMSUB "redisson_lock__channel:{$1}" | sed -n 2p; }
-has_sub() { [ "$(numsub "$1")" -ge 1 ]; }
-no_sub() { [ "$(numsub "$1")" = 0 ]; }
 # bg_waiter FILEPREFIX ARGS...: runs rlock in the background; writes .rc and .t (ms at exit)
 bg_waiter() {
   local f=$1; shift

@@ -14,7 +14,12 @@ start_cluster
 start_masters 2
 P1=${CLUSTER_PORTS[0]}
 chan() { echo "redisson_lock__channel:{$1}"; }
-shard_subs() { ccli "$1" PUBSUB SHARDNUMSUB "$(chan "$2")" | sed -n 2p; }
+# (on the release channel, and the waiters' own: a plain waiter queued for its
+# turn listens on its own only, lua/lib/turns.lua)
+shard_subs() {
+  echo $(( $(ccli "$1" PUBSUB SHARDNUMSUB "$(chan "$2")" | sed -n 2p) +
+           $(ccli "$1" PUBSUB SHARDCHANNELS "$(chan "$2"):*" | grep -c .) ))
+}
 has_shard_sub() { [ "$(shard_subs "$1" "$2")" -ge 1 ] 2>/dev/null; }
 CLUSTER=(-u "redis://127.0.0.1:$P1")
 REDLOCK=(-u "redis://127.0.0.1:$P1" -u "$(master_url 0)" -u "$(master_url 1)")

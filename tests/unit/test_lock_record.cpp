@@ -19,6 +19,15 @@ TEST_CASE("record: rlock's own record is read whole") {
   CHECK(r.version == "0.1.0");
 }
 
+TEST_CASE("record: 'turns' is 1 or nothing (the hold's release names the waiters' turns)") {
+  CHECK(parse_holder_record(R"({"turns":1})").turns == 1);
+  CHECK(parse_holder_record(R"({"turns":1})").readable());
+  CHECK_FALSE(parse_holder_record(R"({"turns":2})").turns);
+  CHECK_FALSE(parse_holder_record(R"({"turns":true})").turns);
+  CHECK_FALSE(parse_holder_record(R"({"turns":"1"})").turns);
+  CHECK_FALSE(parse_holder_record(R"({"host":"h"})").turns);
+}
+
 TEST_CASE("record: wrong types and nulls leave just those values out") {
   auto r = parse_holder_record(R"({"host":null,"pid":"x","command":123,"fence":7,"version":["a"]})");
   CHECK(r.readable());

@@ -281,3 +281,64 @@ TEST_CASE("waiter: the jitter is added to the wake-up at the holder's lease end,
   plan.busy(Millis(9'990), t0, Millis(0), Millis(40));
   CHECK(plan.next(t0).until == t0 + Millis(10'000));
 }
+
+TEST_CASE("waiter: queued for its turn, a release that names another ('00') needs no attempt") {
+  WaitPlan plan(Millis(60'000), t0);
+  plan.busy(Millis(30'000), t0, Millis(0), Millis(0), true);
+  CHECK(plan.queued());
+  plan.subscribed();
+  plan.busy(Millis(30'000), t0 + Millis(2), Millis(0), Millis(0), true);
+  plan.passed_over(0, t0 + Millis(500));
+  auto next = plan.next(t0 + Millis(500));
+  CHECK(next.step == Step::wait);
+  CHECK(next.until == t0 + Millis(30'003)); // the lease end it saw, no sooner
+  plan.released(0, t0 + Millis(700));     // its turn ('0' on its own channel)
+  CHECK(plan.next(t0 + Millis(700)).step == Step::attempt);
+}
+
+TEST_CASE("waiter: not queued (a holder whose release names no turns), '00' is a release") {
+  WaitPlan plan(Millis(60'000), t0);
+  plan.busy(Millis(30'000), t0);
+  CHECK(!plan.queued());
+  plan.subscribed();
+  plan.busy(Millis(30'000), t0 + Millis(2));
+  plan.passed_over(0, t0 + Millis(500));
+  CHECK(plan.next(t0 + Millis(500)).step == Step::attempt);
+}
+
+TEST_CASE("waiter: next in line ('next') attempts k_turn_grace later, in case the named one died") {
+  WaitPlan plan(Millis(60'000), t0);
+  plan.busy(Millis(30'000), t0, Millis(0), Millis(0), true);
+  plan.subscribed();
+  plan.busy(Millis(30'000), t0 + Millis(2), Millis(0), Millis(0), true);
+  plan.next_in_line(t0 + Millis(1000));
+  auto next = plan.next(t0 + Millis(1000));
+  CHECK(next.step == Step::wait);
+  CHECK(next.until == t0 + Millis(1000) + rlock::lock::k_turn_grace);
+  CHECK(plan.next(t0 + Millis(1000) + rlock::lock::k_turn_grace).step == Step::attempt);
+  // Busy again (the named one took it): queued, back to the lease end it sees now.
+  plan.busy(Millis(30'000), t0 + Millis(1300), Millis(0), Millis(0), true);
+  CHECK(plan.next(t0 + Millis(1300)).until == t0 + Millis(31'301));
+  // Told so near the deadline: no attempt past it.
+  WaitPlan late(Millis(1000), t0);
+  late.busy(Millis(30'000), t0, Millis(0), Millis(0), true);
+  late.subscribed();
+  late.busy(Millis(30'000), t0 + Millis(2), Millis(0), Millis(0), true);
+  late.next_in_line(t0 + Millis(900));
+  CHECK(late.next(t0 + Millis(900)).until == t0 + Millis(1000));
+}
+
+TEST_CASE("waiter: the release channel is heard unless queued behind a hold whose release names turns") {
+  using rlock::lock::AcquireResult;
+  using rlock::lock::hears_release_channel;
+  AcquireResult busy;
+  CHECK(hears_release_channel(busy)); // not queued: a Redlock's waiter, a fair one, -n
+  busy.queued = true;
+  CHECK(hears_release_channel(busy)); // no record: Redisson's hold (its unlock says '0' there only)
+  busy.holder.record = rlock::lock::HolderRecord{};
+  CHECK(hears_release_channel(busy)); // an rlock record that does not say so: an older rlock
+  busy.holder.record->turns = 1;
+  CHECK(!hears_release_channel(busy)); // its release names the turns: its own channel is enough
+  busy.queued = false;
+  CHECK(hears_release_channel(busy));
+}

@@ -14,6 +14,12 @@
 
 namespace rlock::lock {
 
+// lock.cpp -- the plain RLock's waiters queued for their turn (lua/lib/turns.lua):
+// a waiter that gives up (deadline, signal, error) leaves at once. Never
+// throws (a waiter that cannot leave is dropped once its time passes, or when
+// a release finds nobody listening on its channel).
+void turn_leave(redis::Client& client, const LockKeys& keys, const std::string& owner) noexcept;
+
 // fair.cpp -- RFairLock. `join_queue`: a busy attempt puts the owner at the end
 // of the queue (or keeps its place and pushes its give-up time forward); false
 // for a single attempt (-n), which leaves the queue untouched. A busy answer

@@ -16,6 +16,7 @@
 #include <sys/random.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <numeric>
 #include <type_traits>
@@ -208,6 +209,32 @@ void publish_release_again(redis::Client& client, const LockKeys& keys, const st
                            channel == keys.permit_channel ? "1" : "0");
 }
 
+// Whether a user's ACL refused the turns' set (rlock_turns:{NAME}): then
+// no request names it again in this process, and every release wakes every
+// waiter, as before there were turns.
+std::atomic<bool> g_turns_refused{false};
+
+bool is_turns_key(std::string_view key) {
+  return key.starts_with("rlock_turns:");
+}
+
+// The turns' set, beside a script's keys, unless refused.
+void with_turns(std::vector<std::string>& script_keys, const LockKeys& keys) {
+  if (!g_turns_refused.load()) {
+    script_keys.push_back(keys.turns);
+  }
+}
+
+void turns_refused(const std::string& user, const std::string& key) {
+  if (g_turns_refused.exchange(true)) {
+    return;
+  }
+  log::warning("waiters are woken all at once, not one a release: this Redis user may not use the key {}; "
+               "locking goes on without it. To wake one: {} (for names under a prefix, the README's "
+               "~rlock_turns:{{PREFIX* pattern)",
+               quote(key), printable(history_acl(user, key)));
+}
+
 // The exclusive lock's release (lua/release.lua), also a fair hold's.
 ReleaseResult exclusive_release(redis::Client& client, const LockKeys& keys, const std::string& owner,
                                 bool all, const std::string& op_id, const std::string& only_if_acquired_by,
@@ -219,6 +246,7 @@ ReleaseResult exclusive_release(redis::Client& client, const LockKeys& keys, con
   if (!only_if_acquired_by.empty()) {
     script_keys.push_back(latch_key(keys.acquire_latch, only_if_acquired_by));
   }
+  with_turns(script_keys, keys); // a waiter's turn, when plain waiters wait for theirs
   std::vector<std::string> args{owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime()), "1", std::string(redis::k_deadline_slot)};
   with_history(script_keys, args, keys);
   auto reply = run_script(client, scope, scripts::release, script_keys, args).reply;
@@ -292,20 +320,49 @@ redis::EvalReply run_script(redis::Client& client, const redis::RetryScope& scop
     });
     return result;
   };
-  try {
-    return send(keys, args);
-  } catch (const RedisError& e) {
-    if (!denies_a_key(e) || !carries_history(keys, args)) {
-      throw;
+  // Refused before the script ran (key patterns are checked first): nothing
+  // was applied. An optional key may be the one the user may not use (a
+  // lock-only ACL user from before it): the turns' set, then the history, then
+  // both are left out, and the change goes without them (a script tells its
+  // optional keys by their names). If the lock's own keys are refused, the
+  // last send says so.
+  const auto turns = std::find_if(keys.begin(), keys.end(), [](const auto& k) { return is_turns_key(k); });
+  const bool history = carries_history(keys, args);
+  std::vector<std::pair<bool, bool>> tries{{false, false}}; // {without the turns, without the history}
+  if (turns != keys.end()) {
+    tries.emplace_back(true, false);
+  }
+  if (history) {
+    tries.emplace_back(false, true);
+  }
+  if (turns != keys.end() && history) {
+    tries.emplace_back(true, true);
+  }
+  for (std::size_t i = 0;; ++i) {
+    auto [no_turns, no_history] = tries[i];
+    std::vector<std::string> k = keys, a = args;
+    if (no_history) {
+      k.pop_back();
+      a.pop_back();
+    }
+    if (no_turns) {
+      k.erase(k.begin() + (turns - keys.begin()));
+    }
+    try {
+      auto result = send(k, a);
+      if (no_turns) {
+        turns_refused(client.target().user, *turns);
+      }
+      if (no_history) {
+        history_refused(client.target().user, keys.back());
+      }
+      return result;
+    } catch (const RedisError& e) {
+      if (!denies_a_key(e) || i + 1 == tries.size()) {
+        throw;
+      }
     }
   }
-  // Refused before the script ran (key patterns are checked first): nothing
-  // was applied. The history key may be the one the user may not use (a
-  // lock-only ACL user from before history): the change goes without it. If
-  // the lock's own keys are refused, this send says so.
-  auto result = send({keys.begin(), keys.end() - 1}, {args.begin(), args.end() - 1});
-  history_refused(client.target().user, keys.back());
-  return result;
 }
 
 std::string unsynced_phrase(const redis::EvalReply& answer) {
@@ -378,6 +435,8 @@ AcquireResult decode_acquire(const redis::EvalReply& answer, TimePoint sent_at) 
   long long code = element(reply, 0).as_integer();
   if (code != 1 && code != 2) {
     result.holder = decode_holder(reply);
+    result.queued = reply.elements.size() > 6 && reply.elements[6].type == redis::Reply::Type::integer &&
+                    reply.elements[6].integer == 1;
     return result;
   }
   result.acquired = true;
@@ -484,7 +543,7 @@ redis::RetryScope one_shot(const redis::Client& client, bool latched) {
 }
 
 AcquireResult try_acquire(redis::Client& client, const AcquireRequest& request, const std::string& op_id,
-                          const redis::RetryScope& scope) {
+                          const redis::RetryScope& scope, const std::optional<Turn>& turn) {
   switch (request.mode.mode) {
   case Mode::exclusive:
     break;
@@ -507,11 +566,25 @@ AcquireResult try_acquire(redis::Client& client, const AcquireRequest& request, 
   args.emplace_back(redis::k_deadline_slot);
   std::vector<std::string> script_keys{keys.name,  keys.fence_key,      latch_key(keys.acquire_latch, op_id),
                                        keys.queue, keys.queue_timeouts, keys.waiters};
+  // The turns' set: this hold's release names the waiters' turns (its record
+  // says so), and a waiter's attempt waits for its own there.
+  with_turns(script_keys, keys);
+  args.push_back(turn ? ms(std::max(Millis(0), turn->wait_left)) : std::string());
+  args.push_back(turn && turn->queued ? "1" : "0");
   with_history(script_keys, args, keys, acquisition_history(request));
   auto answer = run_script(client, scope, scripts::acquire, script_keys, args, request.sync);
   auto result = decode_acquire(answer, sent_at);
   undo_if_unsynced(client, request, result, answer);
   return result;
+}
+
+void turn_leave(redis::Client& client, const LockKeys& keys, const std::string& owner) noexcept {
+  try {
+    run_script(client, one_shot(client, false), scripts::turn_leave, {keys.name, keys.channel, keys.turns},
+               {owner, client.publish_command(), std::string(redis::k_deadline_slot)});
+  } catch (const std::exception& e) {
+    log::debug("cannot leave the turns of {}: {}", quote(keys.name), e.what());
+  }
 }
 
 ReleaseResult release(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner, bool all,
@@ -545,6 +618,7 @@ redis::Reply force_unlock_script(redis::Client& client, const LockKeys& keys, co
                                        keys.queue,          keys.queue_timeouts, keys.waiters,
                                        keys.rw_channel,     keys.permit_timeouts, keys.permit_channel,
                                        keys.permit_records};
+  with_turns(script_keys, keys);
   EventFields extras;
   if (expected != nullptr) {
     extras.emplace_back("if_dead", expected->verdict.substr(0, 300));

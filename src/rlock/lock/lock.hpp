@@ -101,6 +101,10 @@ struct AcquireResult {
   // release message (0: no such bound). A fair waiter keeps its place in the
   // queue this way; a permit waiter wakes when the nearest permit lease ends.
   Millis retry_after{0};
+  // When busy: this waiter is among those waiting for their turn
+  // (rlock_turns:{NAME}, lua/lib/turns.lua): a release names it when its turn
+  // comes, and a release that names another needs no attempt of it.
+  bool queued = false;
   long long replicas_acked = -1; // with --sync-replicas: replicas that acknowledged it
   // Redlock: the remaining validity (TTL - elapsed - drift allowance), and what
   // each master answered.
@@ -108,14 +112,24 @@ struct AcquireResult {
   std::vector<NodeAnswer> node_answers;
 };
 
+// A plain waiter's attempt (lua/lib/turns.lua): held by another, the waiter
+// waits for its turn `wait_left` more (the script then answers `queued`);
+// `queued`: an earlier attempt of this wait queued it (taking the lock takes
+// it out).
+struct Turn {
+  Millis wait_left{0};
+  bool queued = false;
+};
+
 // One attempt to take or re-enter the lock, identified by `op_id`: a resend of
 // it (after a lost reply, by `scope`'s policy) is applied once. With
 // request.own_token the script answers "acquired" when it finds the token
 // already there; otherwise the first application leaves a latch key
 // (rlock_acquire_latch:{NAME}:OP, living scope.policy.latch_lifetime()) holding
-// its answer, and a resend returns that answer unchanged.
+// its answer, and a resend returns that answer unchanged. `turn`: a plain
+// waiter's attempt (the exclusive mode only; others ignore it).
 AcquireResult try_acquire(redis::Client& client, const AcquireRequest& request, const std::string& op_id,
-                          const redis::RetryScope& scope);
+                          const redis::RetryScope& scope, const std::optional<Turn>& turn = std::nullopt);
 
 // The scope of a one-shot command's request on `client`: one resend of an
 // unanswered request, no waiting for an unreachable server.

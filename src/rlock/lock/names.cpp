@@ -43,7 +43,8 @@ LockKeys layout_keys(std::string_view name) {
                 prefixed_name("rlock_permits", name),
                 prefixed_name("rlock_write_intent", name),
                 prefixed_name("rlock_done", name),
-                prefixed_name("rlock_log", name)};
+                prefixed_name("rlock_log", name),
+                prefixed_name("rlock_turns", name)};
 }
 
 namespace {
@@ -51,10 +52,10 @@ namespace {
 // The prefixes of the helper keys rlock and Redisson keep beside a lock
 // (prefixed_name's PREFIX:{NAME} or PREFIX:NAME): a lock by such a name would
 // be another lock's helper key.
-constexpr std::array<std::string_view, 10> k_helper_prefixes{
+constexpr std::array<std::string_view, 11> k_helper_prefixes{
     "redisson_lock_token:", "redisson_unlock_latch:", "redisson_lock_queue:", "redisson_lock_timeout:",
     "rlock_acquire_latch:", "rlock_waiters:",         "rlock_permits:",       "rlock_write_intent:",
-    "rlock_done:",          "rlock_log:"};
+    "rlock_done:",          "rlock_log:",             "rlock_turns:"};
 
 LockKeys checked_keys(std::string_view name);
 
@@ -116,7 +117,7 @@ LockKeys checked_keys(std::string_view name) {
   bool same_slot = true;
   for (const auto* key : {&keys.fence_key, &keys.channel, &keys.queue, &keys.queue_timeouts, &keys.waiters,
                           &keys.rw_channel, &keys.reader_prefix, &keys.permit_timeouts, &keys.permit_channel,
-                          &keys.permit_records, &keys.write_intent, &keys.done, &keys.log}) {
+                          &keys.permit_records, &keys.write_intent, &keys.done, &keys.log, &keys.turns}) {
     same_slot = same_slot && hash_slot(*key) == slot;
   }
   same_slot = same_slot && hash_slot(fmt::format("{}:{}", keys.channel, k_sample_owner)) == slot &&

@@ -39,6 +39,7 @@ struct LockKeys {
   std::string write_intent;    // rlock_write_intent:{NAME}      write: waiting writers (owner -> lapse time, ms)
   std::string done; // rlock_done:{NAME}              run --once-per: the last completion (once.hpp)
   std::string log;  // rlock_log:{NAME}               the lock's history, a capped stream (history.hpp)
+  std::string turns; // rlock_turns:{NAME}            plain waiters waiting for their turn (lua/lib/turns.lua)
 };
 
 // Redisson's suffixName rule: "{NAME}:SUFFIX", or "NAME:SUFFIX" when NAME

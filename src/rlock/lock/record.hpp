@@ -28,6 +28,9 @@ struct HolderRecord {
   std::optional<long long> since_ms; // a waiter's record: waiting since (server time, ms)
   std::optional<long long> until_ms; // a waiter's record: its own give-up time (server time, ms)
   std::optional<long long> renewed_at_ms; // the last renewal (server time, ms): run's renewals, renew
+  // 1: the hold's release names the plain waiters' turns (lua/lib/turns.lua),
+  // so a waiter queued for its turn need not listen on the release channel.
+  std::optional<long long> turns;
   // The holding process's identity on its host: the host's boot id
   // (/proc/sys/kernel/random/boot_id) and the process's start time (field 22
   // of /proc/PID/stat, clock ticks after that boot). Absent in records of

@@ -441,7 +441,7 @@ AcquireResult RedlockStore::acquire(const AcquireRequest& request, SignalFd* sig
   for (auto& node : m_nodes) {
     on.nodes.push_back(&node);
   }
-  on.attempt = [&](const redis::RetryScope&) { return round(request); };
+  on.attempt = [&](const redis::RetryScope&, const std::optional<Turn>&) { return round(request); };
   on.quorum = true;
   return wait_for(on, request, signals, on_busy, keep_alive);
 }

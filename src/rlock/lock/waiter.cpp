@@ -46,18 +46,21 @@ Millis random_between(Millis low, Millis high) {
   return low + Millis(value % static_cast<unsigned>((high - low).count() + 1));
 }
 
-enum class Heard { nothing, released, lost, refused };
+enum class Heard { nothing, released, passed_over, next, lost, refused };
 
 // How many times a waiter subscribes again after MOVED (the slot moved; the
 // client's map is reloaded first) before it stops listening to that node.
 constexpr int k_moved_limit = 8;
 
 // A message on a subscription: a release (or any message: the attempt that
-// follows finds out), the confirmation of a SUBSCRIBE sent without awaiting
-// it, or the server ending a sharded subscription because the slot moved to
-// another node ("sunsubscribe"): then subscribe again there; or an error
-// answering the SUBSCRIBE (MOVED: the client's slot map is out of date).
-Heard classify(const redis::Reply& message) {
+// follows finds out); on `release_channel`, '00': a release that named a
+// waiter whose turn it is (passed over), on another (the waiter's own)
+// 'next': this waiter is next (lua/lib/turns.lua); the confirmation of a
+// SUBSCRIBE sent without awaiting it, or the server ending a sharded
+// subscription because the slot moved to another node ("sunsubscribe"): then
+// subscribe again there; or an error answering the SUBSCRIBE (MOVED: the
+// client's slot map is out of date).
+Heard classify(const redis::Reply& message, std::string_view release_channel) {
   if (message.type == redis::Reply::Type::error) {
     return Heard::refused;
   }
@@ -69,6 +72,16 @@ Heard classify(const redis::Reply& message) {
     if (kind == "subscribe" || kind == "ssubscribe") {
       return Heard::nothing;
     }
+    if ((kind == "message" || kind == "smessage") && message.elements.size() == 3) {
+      const auto& channel = message.elements[1].str;
+      const auto& payload = message.elements[2].str;
+      if (channel == release_channel && payload == "00") {
+        return Heard::passed_over;
+      }
+      if (channel != release_channel && payload == "next") {
+        return Heard::next;
+      }
+    }
   }
   return Heard::released;
 }
@@ -77,18 +90,18 @@ Heard classify(const redis::Reply& message) {
 // 100 ms), then whatever is buffered. A broken subscription (server restart,
 // killed client) is closed: the holder's lease bounds what a lost message costs.
 struct HeardWhat {
-  Heard heard = Heard::nothing;
-  std::string error; // Heard::refused: the error reply
+  Heard heard = Heard::nothing; // released, when any of what was read was a release
+  std::string error;            // Heard::refused: the error reply
 };
 
-HeardWhat read_messages(redis::Connection& sub) {
+HeardWhat read_messages(redis::Connection& sub, std::string_view release_channel) {
   bool read = false;
-  bool release = false;
+  Heard most = Heard::nothing; // released before next before passed_over
   try {
     redis::Reply message;
     for (auto until = Clock::now() + Millis(100); sub.read(message, until); until = Clock::now()) {
       read = true;
-      switch (classify(message)) {
+      switch (Heard heard = classify(message, release_channel)) {
       case Heard::refused:
         sub.close();
         return {Heard::refused, message.str};
@@ -96,7 +109,12 @@ HeardWhat read_messages(redis::Connection& sub) {
         sub.close();
         return {Heard::lost, {}};
       case Heard::released:
-        release = true;
+      case Heard::next:
+      case Heard::passed_over:
+        if (most == Heard::nothing || most == Heard::passed_over ||
+            (most == Heard::next && heard == Heard::released)) {
+          most = heard;
+        }
         break;
       case Heard::nothing:
         break;
@@ -111,19 +129,25 @@ HeardWhat read_messages(redis::Connection& sub) {
     return {Heard::lost, {}};
   }
   // Readable but no whole reply: the attempt that follows finds out.
-  return {!read || release ? Heard::released : Heard::nothing, {}};
+  return {!read ? Heard::released : most, {}};
 }
 
 using Subscriptions = std::vector<std::optional<redis::Connection>>;
 
+// What close_finished_waits() closes.
+Subscriptions& finished_waits() {
+  static Subscriptions parked;
+  return parked;
+}
+
 // Polls the subscriptions (those connected) and the signals until `until`,
 // and tells `tell` what was heard on which.
-void listen(Subscriptions& subs, SignalFd* signals, TimePoint until,
+void listen(Subscriptions& subs, std::string_view release_channel, SignalFd* signals, TimePoint until,
             const std::function<void(std::size_t, const HeardWhat&)>& tell) {
   bool buffered = false;
   for (std::size_t i = 0; i < subs.size(); ++i) {
     if (subs[i] && subs[i]->connected() && subs[i]->has_buffered_reply()) {
-      tell(i, read_messages(*subs[i]));
+      tell(i, read_messages(*subs[i], release_channel));
       buffered = true;
     }
   }
@@ -143,12 +167,16 @@ void listen(Subscriptions& subs, SignalFd* signals, TimePoint until,
   }
   for (std::size_t i = 0; i < subs.size(); ++i) {
     if (fds[i].fd >= 0 && fds[i].revents != 0) {
-      tell(i, read_messages(*subs[i]));
+      tell(i, read_messages(*subs[i], release_channel));
     }
   }
 }
 
 } // namespace
+
+void close_finished_waits() noexcept {
+  finished_waits().clear();
+}
 
 void throw_if_interrupted(SignalFd& signals) {
   while (int sig = signals.take()) {
@@ -215,8 +243,9 @@ void WaitPlan::answered(TimePoint now) {
   std::fill(m_announced.begin(), m_announced.end(), false);
 }
 
-void WaitPlan::busy(Millis holder_ttl, TimePoint now, Millis retry_after, Millis jitter) {
+void WaitPlan::busy(Millis holder_ttl, TimePoint now, Millis retry_after, Millis jitter, bool queued) {
   answered(now);
+  m_queued = queued;
   Millis wake = (holder_ttl.count() >= 0 ? holder_ttl + Millis(1) : k_recheck) + jitter;
   if (retry_after.count() > 0) {
     wake = std::min(wake, retry_after);
@@ -226,6 +255,7 @@ void WaitPlan::busy(Millis holder_ttl, TimePoint now, Millis retry_after, Millis
 
 void WaitPlan::unanswered(TimePoint now, TimePoint retry_at) {
   answered(now);
+  m_queued = false;
   m_wake = std::min(m_deadline, retry_at);
 }
 
@@ -263,6 +293,16 @@ void WaitPlan::released(std::size_t index, TimePoint now) {
   m_attempt_due = true;
 }
 
+void WaitPlan::passed_over(std::size_t index, TimePoint now) {
+  if (!m_queued) {
+    released(index, now);
+  }
+}
+
+void WaitPlan::next_in_line(TimePoint now) {
+  m_wake = std::min({m_wake, now + k_turn_grace, m_deadline});
+}
+
 void WaitPlan::keep_alive(TimePoint due, Millis every) {
   m_keep_at = due;
   m_keep_every = every;
@@ -272,36 +312,56 @@ void WaitPlan::kept_alive(TimePoint sent) {
   m_keep_at = sent + m_keep_every;
 }
 
-std::string wait_channel(const AcquireRequest& request) {
+bool hears_release_channel(const AcquireResult& busy) {
+  return !busy.queued || !busy.holder.record || busy.holder.record->turns != 1;
+}
+
+std::vector<std::string> wait_channels(const AcquireRequest& request, bool release, bool own) {
   switch (request.mode.mode) {
   case Mode::fair:
-    return request.keys.channel + ":" + request.owner;
+    return {request.keys.channel + ":" + request.owner};
   case Mode::read:
   case Mode::write:
-    return request.keys.rw_channel;
+    return {request.keys.rw_channel};
   case Mode::limit:
-    return request.keys.permit_channel;
+    return {request.keys.permit_channel};
   case Mode::exclusive:
     break;
   }
-  return request.keys.channel;
+  std::vector<std::string> out;
+  if (release || !own) {
+    out.push_back(request.keys.channel);
+  }
+  if (own) {
+    out.push_back(request.keys.channel + ":" + request.owner);
+  }
+  return out;
 }
 
 AcquireResult acquire(redis::Client& client, const AcquireRequest& request, SignalFd* signals,
                       const BusyCallback& on_busy, const KeepAlive& keep_alive) {
-  // A fair waiter, or a writer, that gives up (deadline, signal, Redis error)
-  // withdraws its place at once, so it stops holding up those behind it.
+  // A fair waiter, a writer, or a plain one queued for its turn, that gives
+  // up (deadline, signal, Redis error) withdraws its place at once, so it
+  // stops holding up those behind it.
+  bool queued = false; // an attempt queued this plain waiter for its turn
   auto leave = [&] {
     if (request.mode.mode == Mode::fair) {
       fair_leave(client, request.keys, request.owner);
     } else if (request.mode.mode == Mode::write) {
       rw_leave(client, request.keys, request.owner);
+    } else if (queued) {
+      turn_leave(client, request.keys, request.owner);
     }
   };
   WaitOn on{{&client},
-            [&](const redis::RetryScope& scope) { return try_acquire(client, request, new_op_id(), scope); },
-            false};
-  if (!request.wait || (request.mode.mode != Mode::fair && request.mode.mode != Mode::write)) {
+            [&](const redis::RetryScope& scope, const std::optional<Turn>& turn) {
+              auto answer = try_acquire(client, request, new_op_id(), scope, turn);
+              queued = !answer.acquired && (queued || answer.queued); // taking it takes it out
+              return answer;
+            },
+            false, request.mode.mode == Mode::exclusive};
+  if (!request.wait || (request.mode.mode != Mode::fair && request.mode.mode != Mode::write &&
+                        request.mode.mode != Mode::exclusive)) {
     return wait_for(on, request, signals, on_busy, keep_alive);
   }
   AcquireResult result;
@@ -329,7 +389,15 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
   }
   redis::RetryScope scope{policy, !request.own_token, plan.deadline(),
                           [signals](TimePoint until) { pause_or_interrupt(signals, until); }};
-  const auto channel = wait_channel(request);
+  const bool turns = on.turns && !on.quorum && request.wait.has_value();
+  // What to listen on, as the last busy answer says: a plain waiter queued
+  // for its turn hears its own channel, and the release channel unless the
+  // holder's release names the turns.
+  auto channels_after = [&](const AcquireResult& busy) {
+    return wait_channels(request, !turns || hears_release_channel(busy), turns && busy.queued);
+  };
+  auto channels = channels_after(AcquireResult{});
+  std::vector<std::vector<std::string>> listening(n); // each subscription's channels
   Subscriptions subs(n);                        // each made at its subscription
   std::vector<redis::SendHistory> sub_history(n); // failed SUBSCRIBEs since the last good one
   for (auto& history : sub_history) {
@@ -344,6 +412,12 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
     switch (what.heard) {
     case Heard::released:
       plan.released(i, Clock::now());
+      break;
+    case Heard::passed_over:
+      plan.passed_over(i, Clock::now());
+      break;
+    case Heard::next:
+      plan.next_in_line(Clock::now());
       break;
     case Heard::lost:
       plan.subscription_lost(i);
@@ -388,7 +462,11 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
     }
     case WaitPlan::Step::attempt:
       try {
-        auto answer = on.attempt(scope);
+        std::optional<Turn> turn;
+        if (turns) {
+          turn = Turn{std::chrono::duration_cast<Millis>(plan.deadline() - Clock::now()), plan.queued()};
+        }
+        auto answer = on.attempt(scope, turn);
         failed.reset();
         result = std::move(answer);
       } catch (const RedisError& e) {
@@ -413,32 +491,48 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
         break;
       }
       if (result.acquired) {
+        for (auto& sub : subs) {
+          if (sub && sub->connected()) {
+            finished_waits().push_back(std::move(sub));
+          }
+        }
         return result;
       }
       answered_at = Clock::now();
       plan.busy(result.holder.ttl, answered_at, result.retry_after,
-                on.quorum ? random_between(Millis(0), Millis(49)) : Millis(0));
+                on.quorum ? random_between(Millis(0), Millis(49)) : Millis(0), result.queued);
       scope.reached = true;
+      channels = channels_after(result);
+      for (std::size_t i = 0; i < n; ++i) {
+        if (subs[i] && subs[i]->connected() && listening[i] != channels) {
+          // The holder changed (say, Redisson's took it): listen anew, then look again.
+          subs[i]->close();
+          plan.subscription_lost(i);
+        }
+      }
       break;
     case WaitPlan::Step::subscribe: {
       const auto i = next.index;
       try {
-        auto where = on.nodes[i]->subscription_for(channel);
+        auto where = on.nodes[i]->subscription_for(channels.front());
         subs[i].emplace(where.node, timeouts);
-        subs[i]->send({where.sharded ? "SSUBSCRIBE" : "SUBSCRIBE", channel});
+        std::vector<std::string> subscribe{where.sharded ? "SSUBSCRIBE" : "SUBSCRIBE"};
+        subscribe.insert(subscribe.end(), channels.begin(), channels.end());
+        subs[i]->send(subscribe);
         if (!on.quorum) {
           redis::Reply confirmation;
           if (!subs[i]->read(confirmation, Clock::now() + subs[i]->timeouts().io)) {
             subs[i]->close();
             throw RedisError(RedisErrorKind::timeout, "no answer to SUBSCRIBE");
           }
-          if (classify(confirmation) == Heard::refused) {
+          if (classify(confirmation, request.keys.channel) == Heard::refused) {
             tell(i, {Heard::refused, confirmation.str});
             break;
           }
         }
         sub_history[i] = {};
         sub_history[i].reached = true;
+        listening[i] = channels;
         plan.subscribed(i);
       } catch (const RedisError& e) {
         if (subs[i]) {
@@ -471,7 +565,7 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
         on_busy(shown, std::chrono::duration_cast<Millis>(plan.deadline() - now));
         next_display = now + k_display_every;
       }
-      listen(subs, signals, display ? std::min(next.until, next_display) : next.until, tell);
+      listen(subs, request.keys.channel, signals, display ? std::min(next.until, next_display) : next.until, tell);
       break;
     }
     }

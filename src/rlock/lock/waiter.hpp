@@ -37,6 +37,15 @@ namespace rlock::lock {
 // "attempt" once every subscription listened to has announced it, or
 // `announce_wait` after the first did.
 //
+// A plain waiter on one deployment waits for its turn (lua/lib/turns.lua): an
+// attempt that finds the lock held queues it (busy(..., queued)), and a
+// release names one queued waiter on that waiter's own channel ('0': attempt
+// at once), tells the next one ('next': attempt k_turn_grace later, in case
+// the first died before taking the lock) and says '00' on the release
+// channel, which a queued waiter lets pass (passed_over): one script call a
+// handover, not one per waiter. A waiter not queued takes every release
+// message as one.
+//
 // Several names: while one is awaited, those the caller already holds must stay
 // theirs. With keep_alive(due, every) the plan says `keep_alive` when `due`
 // comes (before any other step but giving up), and again `every` after each
@@ -69,7 +78,11 @@ public:
   // fair waiter keeping its place, a permit whose lease ends then); `jitter`:
   // added to the wake-up at the holder's lease end (a quorum's waiters do not
   // all come at once).
-  void busy(Millis holder_ttl, TimePoint now, Millis retry_after = Millis(0), Millis jitter = Millis(0));
+  // `queued`: the attempt queued this waiter for its turn.
+  void busy(Millis holder_ttl, TimePoint now, Millis retry_after = Millis(0), Millis jitter = Millis(0),
+            bool queued = false);
+  // Whether the last busy answer queued this waiter (its next attempt says so).
+  bool queued() const { return m_queued; }
   // An attempt got no answer the caller waits out: attempt again at `retry_at`.
   void unanswered(TimePoint now, TimePoint retry_at);
   void subscribed(std::size_t index = 0);
@@ -81,6 +94,11 @@ public:
   void not_listened(std::size_t index);
   // A release message arrived on subscription `index` at `now`.
   void released(std::size_t index = 0, TimePoint now = {});
+  // A release named another waiter ('00'): a queued waiter waits on; one
+  // that is not takes it as a release message.
+  void passed_over(std::size_t index, TimePoint now);
+  // This waiter is next ('next'): attempt k_turn_grace after `now` at the latest.
+  void next_in_line(TimePoint now);
   // Keep the caller's other locks alive: first at `due`, then `every` after each renewal.
   void keep_alive(TimePoint due, Millis every);
   // The renewal of the caller's other locks sent at `sent` was confirmed.
@@ -103,7 +121,13 @@ private:
   TimePoint m_wake{};         // the holder's lease end after the last busy answer
   TimePoint m_keep_at = TimePoint::max(); // the caller's other locks are renewed then
   Millis m_keep_every{0};
+  bool m_queued = false; // the last busy answer queued this waiter for its turn
 };
+
+// How long after a release a waiter told it is next ('next') attempts, in
+// case the waiter whose turn it is died before taking the lock: longer than
+// a live waiter takes to take it, short beside a lease.
+constexpr Millis k_turn_grace{200};
 
 // Called while waiting, after each busy attempt, with the holder and the time
 // left until the wait's deadline (for the terminal display).
@@ -125,11 +149,19 @@ struct KeepAlive {
   explicit operator bool() const { return static_cast<bool>(renew); }
 };
 
-// The channel a waiter for `request` listens on: the lock's release channel
-// (redisson_lock__channel:{NAME}), a fair waiter's own
-// (redisson_lock__channel:{NAME}:OWNER), the read-write lock's
-// (redisson_rwlock:{NAME}) or the semaphore's (redisson_sc:{NAME}).
-std::string wait_channel(const AcquireRequest& request);
+// The channels a waiter for `request` listens on: a plain waiter's, the
+// lock's release channel (redisson_lock__channel:{NAME}) when `release`, its
+// own (redisson_lock__channel:{NAME}:OWNER) when `own` (queued for its turn);
+// a fair waiter's own, the read-write lock's (redisson_rwlock:{NAME}) or the
+// semaphore's (redisson_sc:{NAME}).
+std::vector<std::string> wait_channels(const AcquireRequest& request, bool release, bool own);
+
+// Whether a plain waiter whose attempt was answered `busy` listens on the
+// lock's release channel: unless the attempt queued it for its turn and the
+// holder's record says its release names the turns (lua/lib/turns.lua). A
+// hold of Redisson's, of an older rlock, a foreign key... is released with
+// '0' there, and only there. Pure.
+bool hears_release_channel(const AcquireResult& busy);
 
 // Takes the lock, waiting up to request.wait without polling, as WaitPlan
 // decides: on a second connection, to the node serving the lock (SSUBSCRIBE on
@@ -151,7 +183,8 @@ struct WaitOn {
   // timeouts and the RetryPolicy's waiter mode bound a subscription.
   std::vector<redis::Client*> nodes;
   // One attempt (a new op id), resent as the scope allows; throws RedisError.
-  std::function<AcquireResult(const redis::RetryScope& scope)> attempt;
+  // `turn`: a plain waiter's place (set when `turns`).
+  std::function<AcquireResult(const redis::RetryScope& scope, const std::optional<Turn>& turn)> attempt;
   // A Redlock quorum: SUBSCRIBE is sent to each master without awaiting its
   // confirmation, and a master that cannot be subscribed to is not listened
   // to; an attempt that fails with RedisError(quorum) is made again after
@@ -159,11 +192,19 @@ struct WaitOn {
   // lease end has 0-49 ms of jitter; a release message starts the next round
   // once every master listened to announced it, or 20 ms after the first.
   bool quorum = false;
+  // Plain waiters on one deployment wait for their turn (lua/lib/turns.lua).
+  bool turns = false;
 };
+
+// The subscriptions of waits that ended with the lock taken are kept open
+// until this is called (run calls it once CMD has its go: closing a socket
+// costs a TCP reset, not on the way from "acquired" to CMD), or until the
+// process exits.
+void close_finished_waits() noexcept;
 
 // The one waiter: takes the lock with `on.attempt`, waiting up to
 // request.wait without polling as WaitPlan decides (subscribing on each of
-// on.nodes to wait_channel(request); a sharded subscription that the server
+// on.nodes to wait_channels(request, ...); a sharded subscription that the server
 // ends because its slot moved, "sunsubscribe", is made again), calling
 // `on_busy` for the terminal display and `keep_alive` when the plan says.
 // Returns the last attempt's result (acquired or busy at the deadline); throws

@@ -65,6 +65,7 @@ extern const redis::Script rw_renew;
 extern const redis::Script rw_leave;
 extern const redis::Script fair_acquire;
 extern const redis::Script fair_leave;
+extern const redis::Script turn_leave;
 extern const redis::Script once_done;
 extern const redis::Script log_event;
 extern const redis::Script history_read;

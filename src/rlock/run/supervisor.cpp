@@ -6,6 +6,7 @@
 #include <rlock/core/text.hpp>
 #include <rlock/lock/history.hpp>
 #include <rlock/lock/several.hpp>
+#include <rlock/lock/waiter.hpp>
 #include <rlock/run/spawn.hpp>
 #include <rlock/run/stopping.hpp>
 #include <rlock/run/supervisor.hpp>
@@ -189,6 +190,11 @@ int supervise_child(lock::Store* store, const RunSpec& spec, TimePoint acquired_
     }
     if (step.start_renewals && dog) {
       dog->start();
+      // The wait's subscriptions, idle since the lock was taken: closed now,
+      // off the ways from "acquired" to CMD and from CMD's end to the release
+      // (closing one has the server unsubscribe on the core CMD would use);
+      // a shorter run leaves them to its exit.
+      lock::close_finished_waits();
     }
 
     pollfd fds[3] = {{signals.fd(), POLLIN, 0}, {child.report_fd(), POLLIN, 0}, {dog ? dog->event_fd() : -1, POLLIN, 0}};
