@@ -65,10 +65,6 @@
 --         error 'ERR rlock: owner token is empty or reserved'   '' or a token that
 --                 could name a field of the lock's own record ('rlock:...', 'mode'):
 --                 nothing changed
-if redis.replicate_commands then
-  redis.replicate_commands() -- Redis 3.2-4: TIME before writes
-end
-
 -- @include deadline.lua
 local past_deadline = too_late(ARGV[12])
 if past_deadline then

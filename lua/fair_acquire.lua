@@ -61,10 +61,6 @@
 --                                            rlock_waiters record (false: Redisson's)
 --         {0, holder, pttl, 'hash', meta, mode}  a Redisson read-write lock: busy
 --         error 'ERR rlock: owner token is empty or reserved'   nothing changed
-if redis.replicate_commands then
-  redis.replicate_commands() -- Redis 3.2-4: TIME before writes
-end
-
 -- @include deadline.lua
 local past_deadline = too_late(ARGV[14])
 if past_deadline then

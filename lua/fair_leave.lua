@@ -21,10 +21,6 @@
 -- Returns {1}   it was queued and has left
 --         {0}   it was not queued (its record, if any, is gone too)
 --         error 'ERR rlock: owner token is empty or reserved'   nothing changed
-if redis.replicate_commands then
-  redis.replicate_commands() -- Redis 3.2-4: TIME before writes
-end
-
 -- @include deadline.lua
 local past_deadline = too_late(ARGV[4])
 if past_deadline then

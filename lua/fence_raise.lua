@@ -10,10 +10,6 @@
 -- @deadline ARGV[3]: changes nothing when run after this server time (ms; lib/deadline.lua)
 -- Returns the counter after the call. Never lowers it; a counter that is not a
 -- number (forged) is replaced. A record that is not a JSON object is left alone.
-if redis.replicate_commands then
-  redis.replicate_commands() -- Redis 3.2-4: TIME before writes
-end
-
 -- @include deadline.lua
 local past_deadline = too_late(ARGV[3])
 if past_deadline then

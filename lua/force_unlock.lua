@@ -43,10 +43,6 @@
 --         {0}         there was nothing to remove
 --         {2}         with ARGV[4]: the lock is no longer that hold (released,
 --                     taken again, re-recorded): nothing changed
-if redis.replicate_commands then
-  redis.replicate_commands() -- Redis 3.2-4: TIME before writes
-end
-
 -- @include deadline.lua
 local past_deadline = too_late(ARGV[6])
 if past_deadline then

@@ -10,10 +10,6 @@
 -- Returns 1 appended (or the stream could not take it: best effort), 0 nothing to do.
 -- @include history.lua
 
-if redis.replicate_commands then
-  redis.replicate_commands() -- Redis 3.2-4: TIME before writes
-end
-
 -- @include deadline.lua
 local past_deadline = too_late(ARGV[3])
 if past_deadline then

@@ -40,10 +40,6 @@
 --         {-4, mode}     a read-write lock: nothing written
 --         error 'ERR rlock: owner token is empty or reserved'
 --         error 'ERR rlock: window length is not a whole number of ms >= 1'
-if redis.replicate_commands then
-  redis.replicate_commands() -- Redis 3.2-4: TIME before writes
-end
-
 -- @include deadline.lua
 local past_deadline = too_late(ARGV[10])
 if past_deadline then

@@ -25,10 +25,6 @@
 -- ('rlock:meta'), when there is one: when the holder last renewed; with the
 -- history, it keeps one 'renewed' event of the hold (lib/history.lua), and a
 -- renewal that finds the lock gone writes the ending the history lacks.
-if redis.replicate_commands then
-  redis.replicate_commands() -- Redis 3.2-4: TIME before writes
-end
-
 -- @include deadline.lua
 local past_deadline = too_late(ARGV[3])
 if past_deadline then

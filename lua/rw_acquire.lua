@@ -67,10 +67,6 @@
 --                 nothing changed
 --         error 'ERR rlock: owner token is empty or reserved: a reader's token cannot
 --                 end in ':write' ...'   it would name a writer's field: nothing changed
-if redis.replicate_commands then
-  redis.replicate_commands() -- Redis 3.2-4: TIME before writes
-end
-
 -- @include deadline.lua
 local past_deadline = too_late(ARGV[15])
 if past_deadline then

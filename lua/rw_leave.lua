@@ -11,10 +11,6 @@
 -- @deadline ARGV[3]: changes nothing when run after this server time (ms; lib/deadline.lua)
 --
 -- Returns 1 when an intent was withdrawn, 0 when there was none.
-if redis.replicate_commands then
-  redis.replicate_commands() -- Redis 3.2-4: TIME before writes
-end
-
 -- @include deadline.lua
 local past_deadline = too_late(ARGV[3])
 if past_deadline then

@@ -43,10 +43,6 @@
 --                        no 'mode'), or the owner holds the other side ('read'
 --                        or 'write'): never touched
 --         error 'ERR rlock: owner token is empty or reserved'   as rw_acquire.lua
-if redis.replicate_commands then
-  redis.replicate_commands() -- Redis 3.2-4: TIME before writes
-end
-
 -- @include deadline.lua
 local past_deadline = too_late(ARGV[7])
 if past_deadline then

@@ -37,10 +37,6 @@
 -- A renewal also sets renewed_at_ms (server time) in the holder's rlock
 -- record ('rlock:meta' of a writer, 'rlock:meta:OWNER' of a reader), when there
 -- is one: when the holder last renewed.
-if redis.replicate_commands then
-  redis.replicate_commands() -- Redis 3.2-4: TIME before writes
-end
-
 -- @include deadline.lua
 local past_deadline = too_late(ARGV[5])
 if past_deadline then

@@ -15,10 +15,6 @@
 --
 -- Returns {1}   it was queued and has left
 --         {0}   it was not queued
-if redis.replicate_commands then
-  redis.replicate_commands() -- Redis 3.2-4: TIME before writes
-end
-
 -- @include deadline.lua
 local past_deadline = too_late(ARGV[3])
 if past_deadline then

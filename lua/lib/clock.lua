@@ -1,5 +1,10 @@
 -- lib/clock.lua: the server's clock. A script that reads it and then writes
--- needs effects replication (redis.replicate_commands() first, on Redis 3.2-4).
+-- needs effects replication: switched on here, where every script that changes
+-- something splices this in first (lib/deadline.lua); Redis 3.2-4 only, always
+-- on from Redis 5.
+if redis.replicate_commands then
+  redis.replicate_commands()
+end
 
 -- Now in ms since the epoch: TIME, read once a script (a script runs at one
 -- moment; one command less for each further use).
