@@ -38,7 +38,20 @@ struct App {
   }
 };
 
-std::unique_ptr<App> make_app() {
+// The subcommands' CLI11 apps and flags: `only`'s row, or every row.
+void add_rows(App& a, const Subcommand* only = nullptr) {
+  for (const auto* row : subcommands()) {
+    if (only != nullptr && row != only) {
+      continue;
+    }
+    auto* sub = a.app.add_subcommand(std::string(row->name), std::string(row->summary));
+    a.subs[row] = sub;
+    a.converts[row] = row->flags(*sub, a.shared);
+  }
+}
+
+// The app with the global options, and every row unless `rows` is false.
+std::unique_ptr<App> make_app(bool rows = true) {
   auto a = std::make_unique<App>();
   auto& app = a->app;
   app.set_version_flag("--version", version_text(false),
@@ -48,10 +61,8 @@ std::unique_ptr<App> make_app() {
   app.footer(exit_footer());
   app.get_formatter()->column_width(32);
   add_global_flags(app, a->global);
-  for (const auto* row : subcommands()) {
-    auto* sub = app.add_subcommand(std::string(row->name), std::string(row->summary));
-    a->subs[row] = sub;
-    a->converts[row] = row->flags(*sub, a->shared);
+  if (rows) {
+    add_rows(*a);
   }
   return a;
 }
@@ -158,9 +169,14 @@ ParseResult parse(int argc, const char* const* argv, Env env) {
   // command, never parsed as rlock's flags (as flock(1) does). A NAME that
   // starts with '-' comes after a "--" of its own: `run -- -x -- CMD`.
   // Other subcommands keep "--" as the end of options (`release -- -name`).
-  auto a = make_app();
-  const ArgvShape shape = shape_of(*a, argc, argv);
+  // The subcommand is found with the global options alone (they decide which
+  // word it is); then only its row's flags are made, not every row's (most
+  // of what building the app costs at each start, bench/README.md).
+  auto a = make_app(false);
+  ArgvShape shape = shape_of(*a, argc, argv);
   const auto* sub = shape.subcommand != 0 ? find_subcommand(argv[shape.subcommand]) : nullptr;
+  add_rows(*a, sub);
+  shape = shape_of(*a, argc, argv);
   const bool takes_command = sub != nullptr && sub->takes_command;
   int parsed_argc = argc;
   std::vector<std::string> child_argv;

@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 
 namespace rlock {
 
@@ -87,7 +86,10 @@ Millis parse_duration(std::string_view text, std::string_view flag, bool allow_z
       throw fail("too long (over 365d)");
     }
   }
-  double rounded = std::round(total);
+  // Rounded to the nearest ms by hand (total is >= 0 and at most k_max_ms):
+  // std::round is the one function rlock would load libm.so.6 for, a shared
+  // library more to map at each start (bench/README.md, "Start-up budget").
+  double rounded = static_cast<double>(static_cast<long long>(total + 0.5));
   if (total == 0 && allow_zero) {
     return Millis(0);
   }
