@@ -43,7 +43,8 @@ end
 -- listens), '0' on the release channel. A named waiter whose channel nobody
 -- listens to (it died: its subscription went with it; or it has not
 -- subscribed yet and will try once it has) is dropped and the next one is
--- named, three at most. `publish`: 'PUBLISH' or 'SPUBLISH'. The release
+-- named, three at most; when none of the three listens, the fourth is told
+-- 'next' (its own channel) besides the '0' on the release channel. `publish`: 'PUBLISH' or 'SPUBLISH'. The release
 -- channel's message goes out before anything is changed: if the user may not
 -- publish there (an ACL) the script fails with nothing changed; a waiter's
 -- own channel the user may not publish on is no turn.
@@ -70,8 +71,11 @@ local function wake_plain(key, publish, channel, now_ms)
     sent = publish
   end
   redis.call(publish, channel, named and '00' or '0')
-  if named and live[named + 1] then
-    redis.pcall(sent, channel .. ':' .. live[named + 1], 'next')
+  -- The live one after the named (or, when none of those tried listens, after
+  -- the last tried: it listens on its own channel only) tries a moment later.
+  local after = named and named + 1 or #tried + 1
+  if live[after] then
+    redis.pcall(sent, channel .. ':' .. live[after], 'next')
   end
   if key then
     redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%.0f', now_ms))

@@ -87,6 +87,28 @@ d=$(( $(bg_t "$TEST_TMP/k2") - t_rel ))
 check "named at the release, past the dead one (${d}ms < 500ms + SLACK_MS)" test "$d" -lt $(( 500 + SLACK_MS ))
 check "the dead waiter is out of the turns" test "$(rcli EXISTS "rlock_turns:{K}")" = 0
 
+# --- the three waiters a release tries first were all killed while queued: it
+# tells the live one after them it is next (it tries k_turn_grace later), not
+# leaving it to sleep until the 60s lease end it saw
+r acquire D --ttl 60s --owner holder
+for i in 1 2 3 4; do
+  bg "$TEST_TMP/d$i" run D -w 30s -- true
+  wait_until 5 queued_and_listening D "$i"
+  sleep 0.05
+done
+check "four waiters queued for D" queued_and_listening D 4
+for i in 1 2 3; do kill -KILL "$(cat "$TEST_TMP/d$i.pid")"; done
+check "the three first waiters' channels are gone with them" wait_until 5 eval '[ "$(own_channels D)" = 1 ]'
+t_rel=$(ms)
+r release D --owner holder
+check "the fourth waiter ran" wait_until 10 bg_done "$TEST_TMP/d4"
+t_d4=$(bg_t "$TEST_TMP/d4")
+[ "$t_d4" -gt 0 ] || t_d4=$(( t_rel + 999999 )) # not run: no time to compare
+d=$(( t_d4 - t_rel ))
+check "told at the release, past three dead ones (${d}ms < 500ms + SLACK_MS)" test "$d" -lt $(( 500 + SLACK_MS ))
+check "rc 0" test "$(bg_rc "$TEST_TMP/d4")" = 0
+check "the dead waiters are out of the turns" test "$(rcli EXISTS "rlock_turns:{D}")" = 0
+
 # --- a waiter named that never takes the lock (it died just after it heard its
 # turn: here a subscriber that only listens): the next one tries k_turn_grace
 # (200ms) later, not at the 60s lease end it saw
