@@ -63,8 +63,10 @@ own_clock_case() {
   local judged gaps
   judged=$(samples_within "$f.samples" "$(cat "$f.start")" "$(cat "$f.end" 2>/dev/null || echo 0)")
   gaps=$(grep -cvx 1 <<<"$judged")
+  # (what the other samples read, in the message: 0, the lock gone, or
+  # "(error)", the sampler's own request that failed or timed out)
   record held "$([ "$gaps" = 0 ] && [ "$(grep -c . <<<"$judged")" -ge 10 ] && echo 1 || echo 0)" \
-    "case $c: the lock was missing in $gaps of $(grep -c . <<<"$judged") samples"
+    "case $c: the lock was missing in $gaps of $(grep -c . <<<"$judged") samples (read: $(grep -vx 1 <<<"$judged" | sort | uniq -c | paste -sd, -))"
   record rc0 "$([ "$(bg_rc "$f")" = 0 ] && echo 1 || echo 0)" "case $c: rc $(bg_rc "$f")"
   record quiet "$([ ! -s "$f.err" ] && echo 1 || echo 0)" "case $c: $(head -c 200 "$f.err")"
 }
