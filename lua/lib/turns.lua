@@ -44,10 +44,11 @@ end
 -- listens to (it died: its subscription went with it; or it has not
 -- subscribed yet and will try once it has) is dropped and the next one is
 -- named, three at most; when none of the three listens, the fourth is told
--- 'next' (its own channel) besides the '0' on the release channel. `publish`: 'PUBLISH' or 'SPUBLISH'. The release
--- channel's message goes out before anything is changed: if the user may not
--- publish there (an ACL) the script fails with nothing changed; a waiter's
--- own channel the user may not publish on is no turn.
+-- 'next' (its own channel) besides the '0' on the release channel.
+-- `publish`: 'PUBLISH' or 'SPUBLISH'. The release channel's message goes out
+-- before anything is changed: if the user may not publish there (an ACL) the
+-- script fails with nothing changed; a waiter's own channel the user may not
+-- publish on is no turn.
 local function wake_plain(key, publish, channel, now_ms)
   local named = nil
   local tried, live = {}, {}

@@ -162,6 +162,13 @@ ArgvShape shape_of(const App& a, int argc, const char* const* argv) {
   return shape;
 }
 
+// The row argv's subcommand word names (nullptr: none, or unknown), read with
+// the global options of `globals` (they decide which word it is).
+const Subcommand* named_row(const App& globals, int argc, const char* const* argv) {
+  const ArgvShape shape = shape_of(globals, argc, argv);
+  return shape.subcommand != 0 ? find_subcommand(argv[shape.subcommand]) : nullptr;
+}
+
 } // namespace
 
 ParseResult parse(int argc, const char* const* argv, Env env) {
@@ -173,10 +180,9 @@ ParseResult parse(int argc, const char* const* argv, Env env) {
   // word it is); then only its row's flags are made, not every row's (most
   // of what building the app costs at each start, bench/README.md).
   auto a = make_app(false);
-  ArgvShape shape = shape_of(*a, argc, argv);
-  const auto* sub = shape.subcommand != 0 ? find_subcommand(argv[shape.subcommand]) : nullptr;
+  const auto* sub = named_row(*a, argc, argv);
   add_rows(*a, sub);
-  shape = shape_of(*a, argc, argv);
+  const ArgvShape shape = shape_of(*a, argc, argv);
   const bool takes_command = sub != nullptr && sub->takes_command;
   int parsed_argc = argc;
   std::vector<std::string> child_argv;
@@ -232,9 +238,7 @@ ParseResult parse(int argc, const char* const* argv, Env env) {
 }
 
 const Subcommand* subcommand_in(int argc, const char* const* argv) {
-  auto a = make_app();
-  const ArgvShape shape = shape_of(*a, argc, argv);
-  return shape.subcommand != 0 ? find_subcommand(argv[shape.subcommand]) : nullptr;
+  return named_row(*make_app(false), argc, argv);
 }
 
 std::string version_text(bool json) {
