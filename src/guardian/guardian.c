@@ -170,10 +170,20 @@ static char** env_entry(char** envp, const char* name) {
 }
 
 struct state {
-  char* role; /* the role letter of RLOCK_GUARDIAN's value, in envp */
+  char** entry; /* RLOCK_GUARDIAN's entry in envp */
   long parent, kill, exe, spec, report, go, death_signal;
-  long tty; /* from the go message */
+  long tty;      /* from the go message */
+  long guardian; /* in the keeper: the guardian's pid (its parent); 0 in the guardian */
+  volatile int32_t* went; /* what the keeper got (guardian_went), shared by the two */
 };
+
+/* The keeper's supervisors are alive: its parent is the guardian, or rlock
+ * (a child subreaper: the keeper's parent once the guardian is gone). The
+ * guardian's: its parent is rlock. */
+static int supervised(const struct state* s) {
+  long parent = sys3(__NR_getppid, 0, 0, 0);
+  return parent == s->parent || (s->guardian != 0 && parent == s->guardian);
+}
 
 /* Reads exactly n bytes; 0 at the end of the pipe or on an error. */
 static int read_all(long fd, void* to, long n) {
@@ -208,8 +218,8 @@ static int wait_for_go(struct state* s, long signals, char*** cmd_envp) {
       struct signalfd_siginfo taken[4];
       sys3(__NR_read, signals, (long)taken, sizeof taken);
     }
-    if (sys3(__NR_getppid, 0, 0, 0) != s->parent) {
-      return 0; /* nothing taken yet on our behalf: nothing to stop or release */
+    if (!supervised(s)) {
+      return 0; /* nothing started: the guardian (or this, with rlock and the guardian gone) leaves the queue */
     }
     if (fds[0].revents) {
       break;
@@ -242,6 +252,7 @@ static int wait_for_go(struct state* s, long signals, char*** cmd_envp) {
   envp[n] = 0;
   *cmd_envp = envp;
   s->tty = go.tty;
+  *s->went = go.locked ? guardian_went_locked : guardian_went_unlocked;
   if (!go.locked && s->spec >= 0) {
     sys3(__NR_close, s->spec, 0, 0); /* CMD runs without a lock: nothing to release */
     s->spec = -1;
@@ -257,11 +268,30 @@ static void report(const struct state* s, enum guardian_report kind, int value) 
   sys3(__NR_write, s->report, (long)message, sizeof message);
 }
 
-/* rlock died: its own image, executed again in this process, stops CMD's
- * tree and releases the lock (run::resume_orphaned). */
-static __attribute__((noreturn)) void hand_over(const struct state* s, char** argv, char** envp) {
+/* rlock died (and, in the keeper, the guardian too): its own image,
+ * executed again in this process, stops CMD's tree and releases the lock
+ * (run::resume_orphaned); before any go, it gives up the run's place in the
+ * queue instead (GO_FD -1 in its state). */
+static __attribute__((noreturn)) void hand_over(struct state* s, char** argv, char** envp) {
   static const char empty[1] = {0};
-  *s->role = guardian_role_orphaned;
+  int32_t went = *s->went;
+  if (went == guardian_went_unlocked && s->spec >= 0) {
+    sys3(__NR_close, s->spec, 0, 0); /* CMD ran without the lock: nothing to release */
+    s->spec = -1;
+  }
+  struct guardian_state handed = {guardian_role_orphaned, {0}};
+  handed.field[guardian_parent] = s->parent;
+  handed.field[guardian_kill] = s->kill;
+  handed.field[guardian_exe] = s->exe;
+  handed.field[guardian_spec] = s->spec;
+  handed.field[guardian_report] = s->report;
+  handed.field[guardian_go] = went == guardian_went_none ? -1 : s->go;
+  handed.field[guardian_death_signal] = s->death_signal;
+  static char value[sizeof GUARDIAN_ENV + 256] = GUARDIAN_ENV "=";
+  if (guardian_state_encode(&handed, value + sizeof GUARDIAN_ENV, sizeof value - sizeof GUARDIAN_ENV) == 0) {
+    exit_with(guardian_exit_software); /* cannot happen: every number fits */
+  }
+  *s->entry = value;
   if (s->spec >= 0) {
     sys3(__NR_fcntl, s->spec, F_SETFD, 0); /* it must reach the next image */
   }
@@ -277,8 +307,17 @@ static __attribute__((noreturn)) void hand_over(const struct state* s, char** ar
 }
 
 /* In the child: becomes CMD, or writes why not to `failed` and exits 127 (guardian_exit_not_found). */
-static __attribute__((noreturn)) void become_cmd(const struct state* s, char** argv, char** envp, long failed) {
+static __attribute__((noreturn)) void become_cmd(const struct state* s, char** argv, char** envp, long failed,
+                                                 long keeper) {
   sys3(__NR_setpgid, 0, 0, 0);
+  if (s->kill) {
+    /* Should the keeper die too (rlock, the guardian and the keeper all
+     * killed), CMD itself does not go on: the last net, for CMD alone. */
+    sys3(__NR_prctl, PR_SET_PDEATHSIG, SIGKILL, 0);
+    if (sys3(__NR_getppid, 0, 0, 0) != keeper) {
+      exit_with(guardian_exit_software);
+    }
+  }
   if (s->tty) {
     /* Every signal is still blocked: SIGTTOU cannot stop this. */
     int self = (int)sys3(__NR_getpid, 0, 0, 0);
@@ -304,6 +343,121 @@ static __attribute__((noreturn)) void become_cmd(const struct state* s, char** a
   exit_with(guardian_exit_not_found);
 }
 
+/* The keeper: reads the go, starts CMD as its child, reports, and reaps
+ * CMD's tree (a child subreaper: double forks and setsid included) until
+ * nothing of it is left. Should rlock and the guardian both be gone, it hands
+ * over itself. */
+static int keep(struct state* s, long signals, char** argv, char** envp) {
+  sys3(__NR_prctl, PR_SET_CHILD_SUBREAPER, 1, 0);
+  sys3(__NR_prctl, PR_SET_PDEATHSIG, s->death_signal, 0);
+  /* (Should the guardian have died before that line, with rlock: rlock's
+   * end of the go pipe is closed, and the wait below sees it.) */
+  report(s, guardian_keeper, (int)sys3(__NR_getpid, 0, 0, 0));
+  /* Started before rlock asks for the lock (its exec then costs nothing on
+   * the way from "acquired" to CMD); CMD starts on rlock's go. */
+  char** cmd_envp = 0;
+  if (!wait_for_go(s, signals, &cmd_envp)) {
+    if (!supervised(s) && s->spec >= 0) {
+      hand_over(s, argv, envp); /* rlock and the guardian gone: leave the queue */
+    }
+    return 0;
+  }
+  sys3(__NR_close, s->go, 0, 0);
+
+  int failed[2];
+  long cmd = sys3(__NR_pipe2, (long)failed, O_CLOEXEC, 0);
+  const long keeper = sys3(__NR_getpid, 0, 0, 0);
+  if (cmd == 0) {
+    /* fork: clone's argument order differs between architectures, all but the first are 0 */
+    cmd = sys6(__NR_clone, SIGCHLD, 0, 0, 0, 0, 0);
+  }
+  if (cmd == 0) {
+    become_cmd(s, argv, cmd_envp, failed[1], keeper);
+  }
+  if (cmd < 0) {
+    report(s, guardian_failed, (int)-cmd);
+    return 0;
+  }
+  sys3(__NR_setpgid, cmd, cmd, 0);
+  sys3(__NR_close, failed[1], 0, 0);
+  int32_t err = 0;
+  long n;
+  while ((n = sys3(__NR_read, failed[0], (long)&err, sizeof err)) == -EINTR) {
+  }
+  sys3(__NR_close, failed[0], 0, 0);
+  if (n == sizeof err) {
+    sys6(__NR_wait4, cmd, 0, 0, 0, 0, 0);
+    report(s, guardian_failed, err);
+    return 0;
+  }
+  report(s, guardian_started, (int)cmd);
+
+  for (;;) {
+    int status = 0, end = 0, ended = 0;
+    long pid;
+    while ((pid = sys6(__NR_wait4, -1, (long)&status, WNOHANG | WUNTRACED, 0, 0, 0)) > 0) {
+      if (pid != cmd) {
+        continue; /* an orphan of CMD's tree */
+      }
+      if ((status & 0xff) == 0x7f) {
+        report(s, guardian_stopped, status);
+      } else {
+        ended = 1;
+        end = status;
+      }
+    }
+    /* CMD's end, and whether anything of its tree is left: what rlock waits
+     * for before it releases. After the last, nothing but exit: rlock may be
+     * gone at once, and this must not take that for its death. */
+    if (ended) {
+      report(s, pid == -ECHILD ? guardian_exited_last : guardian_exited, end);
+    }
+    if (pid == -ECHILD) {
+      return 0; /* nothing of CMD's tree is left */
+    }
+    if (!supervised(s)) {
+      if (!s->kill && s->spec < 0) {
+        return 0; /* --on-lost ignore and no lock: nothing to do */
+      }
+      hand_over(s, argv, envp);
+    }
+    struct signalfd_siginfo taken[4];
+    sys3(__NR_read, signals, (long)taken, sizeof taken);
+  }
+}
+
+/* The guardian, once the keeper runs: waits for the keeper's end or rlock's
+ * death. It is in a process group of its own (rlock spawned it so), so that
+ * a signal to the caller's whole group (timeout -s KILL, a CI runner's
+ * cancel) cannot end rlock and it together. */
+static int guard(struct state* s, long signals, long keeper, char** argv, char** envp) {
+  sys3(__NR_close, s->report, 0, 0); /* the keeper's: rlock reads its end when the keeper ends */
+  sys3(__NR_close, s->go, 0, 0);
+  for (;;) {
+    int status = 0;
+    long pid = sys6(__NR_wait4, keeper, (long)&status, WNOHANG, 0, 0, 0);
+    int keeper_gone = pid == keeper || pid == -ECHILD;
+    if (!supervised(s)) {
+      /* rlock died. While the keeper lives CMD's tree may; before any go,
+       * the run may still be queued. Else the keeper saw the tree end. */
+      if ((!keeper_gone || *s->went == guardian_went_none) && (s->kill || s->spec >= 0)) {
+        hand_over(s, argv, envp);
+      }
+      return 0;
+    }
+    if (keeper_gone) {
+      if (pid == keeper && (status & 0x7f) != 0 && (status & 0xff) != 0x7f) {
+        /* The keeper was killed: so is this, as rlock sees it (CMD's tree,
+         * reparented here, goes on to rlock, which stops it). */
+        sys3(__NR_kill, sys3(__NR_getpid, 0, 0, 0), SIGKILL, 0);
+      }
+      return pid == keeper ? (status >> 8) & 0xff : 0;
+    }
+    struct signalfd_siginfo taken[4];
+    sys3(__NR_read, signals, (long)taken, sizeof taken);
+  }
+}
+
 int rlock_guardian_main(int argc, char** argv, char** envp) {
   char** entry = env_entry(envp, GUARDIAN_ENV);
   char* value = entry ? *entry + sizeof GUARDIAN_ENV : 0; /* after the '=' */
@@ -313,7 +467,7 @@ int rlock_guardian_main(int argc, char** argv, char** envp) {
     return guardian_exit_software;
   }
   struct state s;
-  s.role = value;
+  s.entry = entry;
   s.parent = decoded.field[guardian_parent];
   s.kill = decoded.field[guardian_kill];
   s.exe = decoded.field[guardian_exe];
@@ -322,6 +476,7 @@ int rlock_guardian_main(int argc, char** argv, char** envp) {
   s.go = decoded.field[guardian_go];
   s.death_signal = decoded.field[guardian_death_signal];
   s.tty = 0;
+  s.guardian = 0;
   sys3(__NR_prctl, PR_SET_NAME, (long)GUARDIAN_NAME, 0);
   sys3(__NR_prctl, PR_SET_CHILD_SUBREAPER, 1, 0);
   sys3(__NR_prctl, PR_SET_PDEATHSIG, s.death_signal, 0);
@@ -337,76 +492,27 @@ int rlock_guardian_main(int argc, char** argv, char** envp) {
   if (s.spec >= 0) {
     sys3(__NR_fcntl, s.spec, F_SETFD, FD_CLOEXEC);
   }
-  if (signals < 0) {
+  long shared = sys6(__NR_mmap, 0, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (signals < 0 || (shared < 0 && shared > -4096)) {
     return guardian_exit_software;
   }
-  /* Started before rlock asks for the lock (its exec then costs nothing on
-   * the way from "acquired" to CMD); CMD starts on rlock's go. */
-  char** cmd_envp = 0;
-  if (!wait_for_go(&s, signals, &cmd_envp)) {
-    return 0;
+  s.went = (volatile int32_t*)shared;
+  *s.went = guardian_went_none;
+  /* Two processes, so that no one kill ends every part of rlock: this one,
+   * in a group of its own, and the keeper, CMD's parent. rlock killed: this
+   * hands over; this killed: the keeper goes on, reparented to rlock; both
+   * killed: the keeper hands over; the keeper killed: so is this, and rlock
+   * stops what is left. */
+  const long self = sys3(__NR_getpid, 0, 0, 0);
+  long keeper = sys6(__NR_clone, SIGCHLD, 0, 0, 0, 0, 0);
+  if (keeper == 0) {
+    s.guardian = self;
+    return keep(&s, signals, argv, envp);
   }
-  sys3(__NR_close, s.go, 0, 0);
-
-  int failed[2];
-  long cmd = sys3(__NR_pipe2, (long)failed, O_CLOEXEC, 0);
-  if (cmd == 0) {
-    /* fork: clone's argument order differs between architectures, all but the first are 0 */
-    cmd = sys6(__NR_clone, SIGCHLD, 0, 0, 0, 0, 0);
+  if (keeper < 0) {
+    return keep(&s, signals, argv, envp); /* one process, as it can */
   }
-  if (cmd == 0) {
-    become_cmd(&s, argv, cmd_envp, failed[1]);
-  }
-  if (cmd < 0) {
-    report(&s, guardian_failed, (int)-cmd);
-    return 0;
-  }
-  sys3(__NR_setpgid, cmd, cmd, 0);
-  sys3(__NR_close, failed[1], 0, 0);
-  int32_t err = 0;
-  long n;
-  while ((n = sys3(__NR_read, failed[0], (long)&err, sizeof err)) == -EINTR) {
-  }
-  sys3(__NR_close, failed[0], 0, 0);
-  if (n == sizeof err) {
-    sys6(__NR_wait4, cmd, 0, 0, 0, 0, 0);
-    report(&s, guardian_failed, err);
-    return 0;
-  }
-  report(&s, guardian_started, (int)cmd);
-
-  for (;;) {
-    int status = 0, end = 0, ended = 0;
-    long pid;
-    while ((pid = sys6(__NR_wait4, -1, (long)&status, WNOHANG | WUNTRACED, 0, 0, 0)) > 0) {
-      if (pid != cmd) {
-        continue; /* an orphan of CMD's tree */
-      }
-      if ((status & 0xff) == 0x7f) {
-        report(&s, guardian_stopped, status);
-      } else {
-        ended = 1;
-        end = status;
-      }
-    }
-    /* CMD's end, and whether anything of its tree is left: what rlock waits
-     * for before it releases. After the last, nothing but exit: rlock may be
-     * gone at once, and this must not take that for its death. */
-    if (ended) {
-      report(&s, pid == -ECHILD ? guardian_exited_last : guardian_exited, end);
-    }
-    if (pid == -ECHILD) {
-      return 0; /* nothing of CMD's tree is left */
-    }
-    if (sys3(__NR_getppid, 0, 0, 0) != s.parent) {
-      if (!s.kill && s.spec < 0) {
-        return 0; /* --on-lost ignore and no lock: nothing to do */
-      }
-      hand_over(&s, argv, envp);
-    }
-    struct signalfd_siginfo taken[4];
-    sys3(__NR_read, signals, (long)taken, sizeof taken);
-  }
+  return guard(&s, signals, keeper, argv, envp);
 }
 
 #ifdef RLOCK_GUARDIAN_STANDALONE

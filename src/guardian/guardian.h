@@ -31,8 +31,9 @@ enum guardian_exit {
  *   PARENT: rlock's pid; KILL: 1 to kill CMD's tree when rlock dies (0:
  *   --on-lost ignore); EXE_FD: rlock's program file; SPEC_FD: what the
  *   orphaned rlock needs to release the lock (-1: no lock); REPORT_FD: the
- *   pipe to rlock; GO_FD: the pipe rlock's go comes on; DEATH_SIGNAL: the
- *   guardian's parent-death signal. */
+ *   pipe to rlock; GO_FD: the pipe rlock's go comes on (for the orphaned
+ *   role, -1: rlock died before its go, nothing was started); DEATH_SIGNAL:
+ *   the guardian's parent-death signal. */
 enum guardian_field {
   guardian_parent,
   guardian_kill,
@@ -117,7 +118,8 @@ static inline int guardian_state_decode(const char* value, struct guardian_state
     state->field[i] = negative ? -v : v;
   }
   const long* f = state->field;
-  return f[guardian_parent] > 0 && f[guardian_exe] >= 0 && f[guardian_report] >= 0 && f[guardian_go] >= 0 &&
+  return f[guardian_parent] > 0 && f[guardian_exe] >= 0 && f[guardian_report] >= 0 &&
+         (f[guardian_go] >= 0 || (state->role == guardian_role_orphaned && f[guardian_go] == -1)) &&
          f[guardian_death_signal] >= 1 && f[guardian_death_signal] <= 64;
 }
 
@@ -149,15 +151,26 @@ static inline int guardian_go_decode(const int32_t in[2], struct guardian_go_mes
   return in[1] >= 0 && in[1] <= guardian_go_max_env;
 }
 
-/* What the guardian writes to REPORT_FD: two 32-bit ints, the kind and its
- * value. CMD's start (or why not) comes first, once; then its stops, and its
- * end once, the last report. */
+/* The guardian is two processes (guardian.c): the one rlock started, in a
+ * process group of its own, and its child the keeper, CMD's parent, which
+ * reads the go and writes every report. What the keeper got, in a page the
+ * two share, for the hand-over after rlock's death: */
+enum guardian_went {
+  guardian_went_none = 0,     /* no go yet: nothing was started */
+  guardian_went_unlocked = 1, /* CMD started without the lock (--if-unavailable run) */
+  guardian_went_locked = 2,   /* CMD started with the lock */
+};
+
+/* What the keeper writes to REPORT_FD: two 32-bit ints, the kind and its
+ * value. Its own pid comes first, once, before the go; then CMD's start (or
+ * why not), once; then its stops, and its end once, the last report. */
 enum guardian_report {
   guardian_started = 1,     /* CMD runs: its pid */
   guardian_failed = 2,      /* CMD could not be started: the errno */
   guardian_stopped = 3,     /* CMD was stopped (Ctrl-Z): its wait status */
   guardian_exited = 4,      /* CMD ended, some of its tree is left: its wait status */
   guardian_exited_last = 5, /* CMD ended, nothing of its tree is left: its wait status */
+  guardian_keeper = 6,      /* the keeper runs: its pid (the root of CMD's tree) */
 };
 
 struct guardian_event {
@@ -170,9 +183,10 @@ static inline void guardian_report_encode(const struct guardian_event* event, in
   out[1] = event->value;
 }
 
-/* 1 when `in` is one of the reports above (a pid above 0 for started). */
+/* 1 when `in` is one of the reports above (a pid above 0 for started and keeper). */
 static inline int guardian_report_decode(const int32_t in[2], struct guardian_event* event) {
-  if (in[0] < guardian_started || in[0] > guardian_exited_last || (in[0] == guardian_started && in[1] <= 0)) {
+  if (in[0] < guardian_started || in[0] > guardian_keeper ||
+      ((in[0] == guardian_started || in[0] == guardian_keeper) && in[1] <= 0)) {
     return 0;
   }
   event->kind = (enum guardian_report)in[0];

@@ -36,7 +36,13 @@ else
   check "... which maps no copy of rlock's text (under $RLOCK_EMULATOR)" \
     bash -c '! grep -qF "$2" "/proc/$1/maps"' _ "$guardian" "$(readlink -f "$RLOCK")"
 fi
-check "CMD is the guardian's child" test "$(awk '{ print $4 }' "/proc/$sh_pid/stat")" = "$guardian"
+keeper=$(awk '{ print $4 }' "/proc/$sh_pid/stat")
+check "CMD's parent is the guardian's keeper, its child ($keeper)" \
+  test "$(awk '{ print $4 }' "/proc/$keeper/stat" 2>/dev/null)" = "$guardian"
+check "... named rlock-guardian too" test "$(cat "/proc/$keeper/comm" 2>/dev/null)" = rlock-guardian
+check "the guardian is in a process group of its own, not rlock's" \
+  test "$(ps -o pgid= -p "$guardian" | tr -d ' ')" = "$guardian"
+check "... which the keeper shares" test "$(ps -o pgid= -p "$keeper" | tr -d ' ')" = "$guardian"
 check "... in a process group of its own" test "$(ps -o pgid= -p "$sh_pid" | tr -d ' ')" = "$sh_pid"
 check "the lock's record names rlock's pid" grep -qF "\"pid\":$rlock_pid," <(rcli HGET G rlock:meta)
 check "no password in the guardian's command line or environment" \
@@ -104,7 +110,8 @@ rlock_pid=$BG_PID
 guardian_of() { pgrep -P "$1" -x rlock-guardian; }
 check "waiting: rlock already has its guardian" wait_until 5 guardian_of "$rlock_pid"
 guardian=$(guardian_of "$rlock_pid")
-check "... which started nothing" test -z "$(pgrep -P "$guardian")"
+check "... whose one child, its keeper, started nothing" \
+  eval 'k=$(pgrep -P "$guardian"); [ "$(echo "$k" | wc -w)" = 1 ] && test -z "$(pgrep -P "$k")"' 
 kill -9 "$rlock_pid"
 check "waiting rlock SIGKILLed: the guardian exits" wait_until 3 dead "$guardian"
 check "... CMD never ran" test ! -e "$T.ran"
@@ -129,15 +136,23 @@ check "--on-lost ignore: G4 is released at once" wait_until 3 key_gone G4
 check "... CMD goes on" alive "$sh_pid"
 kill -9 "$sh_pid"
 
-# The guardian killed: rlock stops CMD (SIGKILL), releases, and says why.
+# The guardian killed: its keeper, CMD's parent, goes on below rlock (two of
+# rlock's processes still cover CMD); the keeper killed too: CMD dies with it,
+# rlock stops what is left, releases, and says why.
 T=$TEST_TMP/gk
 bg "$T" -u "$URL" run G5 --ttl 20s -- sh -c 'echo $$ >$1.sh.pid; exec sleep 600' sh "$T"
 rlock_pid=$BG_PID
 sh_pid=$(pid_of "$T.sh.pid")
 check "G5 is held" wait_until 5 key_there G5
 guardian=$(pgrep -P "$rlock_pid" | head -1)
+keeper=$(awk '{ print $4 }' "/proc/$sh_pid/stat")
 kill -9 "$guardian"
-check "guardian SIGKILLed: rlock ends" wait_until 5 bg_done "$T"
+check "guardian SIGKILLed: its keeper is now rlock's child" \
+  wait_until 3 eval 'test "$(awk "{ print \$4 }" /proc/$keeper/stat 2>/dev/null)" = "$rlock_pid"'
+check "... CMD goes on" alive "$sh_pid"
+check "... G5 still held" key_there G5
+kill -9 "$keeper"
+check "keeper SIGKILLed as well: rlock ends" wait_until 5 bg_done "$T"
 check "... CMD was stopped" wait_until 2 dead "$sh_pid"
 check "... exit 128+9 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 137
 check "... G5 was released" key_gone G5

@@ -112,6 +112,9 @@ public:
     return result;
   }
 
+  void leave_queue(const lock::LockKeys& keys, lock::Mode, const std::string&) noexcept override {
+    note("leave_queue", keys.name);
+  }
   std::optional<lock::KeyType> force_unlock(const lock::LockKeys& keys) override {
     note("force_unlock", keys.name);
     if (holds.erase(keys.name) == 0) {

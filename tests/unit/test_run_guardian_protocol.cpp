@@ -79,6 +79,9 @@ TEST_CASE("guardian protocol: a malformed RLOCK_GUARDIAN is refused, never half 
   CHECK_FALSE(decodes("G 1 1 5 -1 7 -1 10"));          // no go pipe
   CHECK_FALSE(decodes("G 1 1 5 -1 7 8 0"));            // no death signal
   CHECK_FALSE(decodes("G 1 1 5 -1 7 8 65"));           // not a signal
+  // The orphaned role alone may say "no go came" (rlock died while it waited).
+  CHECK(decodes("O 1 1 5 6 7 -1 10"));
+  CHECK_FALSE(decodes("O 1 1 5 6 7 -2 10"));
 }
 
 TEST_CASE("guardian protocol: the go message") {
@@ -109,7 +112,7 @@ TEST_CASE("guardian protocol: the go message") {
 
 TEST_CASE("guardian protocol: each report encodes and decodes; anything else is no report") {
   for (auto kind :
-       {guardian_started, guardian_failed, guardian_stopped, guardian_exited, guardian_exited_last}) {
+       {guardian_started, guardian_failed, guardian_stopped, guardian_exited, guardian_exited_last, guardian_keeper}) {
     CAPTURE(static_cast<int>(kind));
     guardian_event event{kind, 77};
     std::int32_t wire[2];
@@ -122,10 +125,12 @@ TEST_CASE("guardian protocol: each report encodes and decodes; anything else is 
   guardian_event back{};
   std::int32_t unknown[2] = {0, 1};
   CHECK(guardian_report_decode(unknown, &back) == 0);
-  std::int32_t beyond[2] = {guardian_exited_last + 1, 1};
+  std::int32_t beyond[2] = {guardian_keeper + 1, 1};
   CHECK(guardian_report_decode(beyond, &back) == 0);
   std::int32_t no_pid[2] = {guardian_started, 0}; // CMD "runs" as no process
   CHECK(guardian_report_decode(no_pid, &back) == 0);
+  std::int32_t no_keeper[2] = {guardian_keeper, -3}; // the keeper is no process
+  CHECK(guardian_report_decode(no_keeper, &back) == 0);
 }
 
 TEST_CASE("guardian protocol: its exit codes are rlock's for the same outcomes") {

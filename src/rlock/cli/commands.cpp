@@ -155,6 +155,9 @@ int release_orphaned(const run::Orphaned& orphaned) {
   const std::string what = orphaned.killed ? "CMD's tree was stopped (SIGKILL)"
                                            : "--on-lost ignore: CMD goes on unprotected";
   if (!orphaned.spec) {
+    if (orphaned.waiting) {
+      return 0; // nothing started, nothing to leave
+    }
     log::error("rlock run (pid {}) was killed; {}", orphaned.run_pid, what);
     return 0;
   }
@@ -182,6 +185,17 @@ int release_orphaned(const run::Orphaned& orphaned) {
     log::g_level = inv.global.level;
     Context ctx = make_context(inv, context);
     lock::configure_history(inv.history, holder_info(getpid(), "rlock run (released after rlock was killed)"));
+    if (orphaned.waiting) {
+      // Nothing was started; whatever it may have taken before its go expires
+      // by its lease (a release here could end a level an outer run with the
+      // same owner holds). Its place in the queue is given up at once.
+      for (const auto& keys : ctx.locks) {
+        ctx.store->leave_queue(keys, inv.mode.mode, spec.owner);
+      }
+      log::debug("{}: rlock (pid {}) was killed before it started CMD; it left the queue", context,
+                 orphaned.run_pid);
+      return 0;
+    }
     auto released = lock::release_all(*ctx.store, ctx.locks, inv.mode.mode, spec.owner, false,
                                       redis::RetryPolicy::Mode::one_shot);
     log::error("{}: rlock (pid {}) was killed; {}; lock released", context, orphaned.run_pid, what);

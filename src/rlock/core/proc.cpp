@@ -55,6 +55,14 @@ std::optional<ProcessStart> parse_process_start(std::string_view stat) {
       return std::nullopt;
     }
     ++at;
+    if (field == 3) {
+      auto end = stat.find(' ', at);
+      auto digits = stat.substr(at, end == std::string_view::npos ? 0 : end - at);
+      auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), out.parent);
+      if (ec != std::errc() || ptr != digits.data() + digits.size() || out.parent < 0) {
+        return std::nullopt;
+      }
+    }
   }
   auto end = stat.find(' ', at);
   auto digits = stat.substr(at, end == std::string_view::npos ? stat.size() - at : end - at);

@@ -14,11 +14,12 @@ namespace rlock {
 // between listing /proc and reading it (iostreams would throw on ESRCH).
 std::string read_proc(pid_t pid, const char* what, std::size_t limit = 4096);
 
-// What /proc/<pid>/stat says about a process's life: its state letter (field 3)
-// and its start time (field 22: clock ticks after boot). A pid with the same
+// What /proc/<pid>/stat says about a process's life: its state letter (field 3),
+// its parent (field 4) and its start time (field 22: clock ticks after boot). A pid with the same
 // start time on the same boot is the same process; a reused pid has another.
 struct ProcessStart {
   char state = '?';
+  pid_t parent = 0; // field 4
   long long start_ticks = 0;
   // A zombie ('Z') or dead ('X') process has finished: it holds nothing.
   bool finished() const { return state == 'Z' || state == 'X'; }

@@ -160,6 +160,13 @@ public:
   std::vector<LockState> inspect(const std::vector<std::string>& names) override;
   std::vector<LockState> find_locks(const std::string& pattern) override;
   History history(const LockKeys& keys, int limit) override;
+  void leave_queue(const LockKeys& keys, Mode mode, const std::string& owner) noexcept override {
+    try {
+      fan_out(m_nodes.size(), [&](std::size_t i) { lock::leave_queue(m_nodes[i], keys, mode, owner); });
+    } catch (...) {
+      // best effort: a place left behind is given up at its deadline
+    }
+  }
   void log_event(const LockKeys& keys, const std::string& kind, const std::string& owner,
                  const EventFields& extras) override {
     fan_out(m_nodes.size(), [&](std::size_t i) { log_client_event(m_nodes[i], keys, kind, owner, extras); });

@@ -31,6 +31,9 @@ public:
                     redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) override {
     return lock::renew(m_client, keys, mode, owner, lease, retry, sync);
   }
+  void leave_queue(const LockKeys& keys, Mode mode, const std::string& owner) noexcept override {
+    lock::leave_queue(m_client, keys, mode, owner);
+  }
   std::optional<KeyType> force_unlock(const LockKeys& keys) override {
     return lock::force_unlock(m_client, keys);
   }

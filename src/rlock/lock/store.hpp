@@ -41,6 +41,9 @@ public:
   // Throws RedisError when the renewal cannot be confirmed (not lost, not done).
   virtual RenewResult renew(const LockKeys& keys, Mode mode, const std::string& owner, Millis lease,
                             redis::RetryPolicy::Mode retry, const redis::SyncReplicas& sync) = 0;
+  // lock::leave_queue, on every server the waiter may be queued on: a run
+  // killed while it waited (its guardian's hand-over). Never throws.
+  virtual void leave_queue(const LockKeys& keys, Mode mode, const std::string& owner) noexcept = 0;
   virtual std::optional<KeyType> force_unlock(const LockKeys& keys) = 0;
   // lock::force_unlock_if; a Redlock quorum throws Error(bad_setting) (a holder record
   // is per master: there is no one hold to compare).

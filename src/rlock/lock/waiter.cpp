@@ -338,19 +338,24 @@ std::vector<std::string> wait_channels(const AcquireRequest& request, bool relea
   return out;
 }
 
+void leave_queue(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner) noexcept {
+  if (mode == Mode::fair) {
+    fair_leave(client, keys, owner);
+  } else if (mode == Mode::write) {
+    rw_leave(client, keys, owner);
+  } else if (mode == Mode::exclusive) {
+    turn_leave(client, keys, owner);
+  }
+}
+
 AcquireResult acquire(redis::Client& client, const AcquireRequest& request, SignalFd* signals,
                       const BusyCallback& on_busy, const KeepAlive& keep_alive) {
   // A fair waiter, a writer, or a plain one queued for its turn, that gives
-  // up (deadline, signal, Redis error) withdraws its place at once, so it
-  // stops holding up those behind it.
+  // up (deadline, signal, Redis error) withdraws its place at once.
   bool queued = false; // an attempt queued this plain waiter for its turn
   auto leave = [&] {
-    if (request.mode.mode == Mode::fair) {
-      fair_leave(client, request.keys, request.owner);
-    } else if (request.mode.mode == Mode::write) {
-      rw_leave(client, request.keys, request.owner);
-    } else if (queued) {
-      turn_leave(client, request.keys, request.owner);
+    if (request.mode.mode != Mode::exclusive || queued) {
+      leave_queue(client, request.keys, request.mode.mode, request.owner);
     }
   };
   WaitOn on{{&client},

@@ -196,6 +196,11 @@ struct WaitOn {
   bool turns = false;
 };
 
+// A waiter that gives up withdraws its place in `keys`'s queue as `mode`
+// keeps one (a fair waiter, a writer's intent, a plain waiter's turn), at
+// once, so it stops holding up those behind it. Never throws.
+void leave_queue(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner) noexcept;
+
 // The subscriptions of waits that ended with the lock taken are kept open
 // until this is called (run calls it once CMD has its go: closing a socket
 // costs a TCP reset, not on the way from "acquired" to CMD), or until the

@@ -3,6 +3,7 @@
 
 #include <rlock/core/errors.hpp>
 #include <rlock/core/log.hpp>
+#include <rlock/core/proc.hpp>
 #include <rlock/core/text.hpp>
 #include <rlock/run/spawn.hpp>
 #include <rlock/core/signals.hpp>
@@ -205,7 +206,11 @@ void Guarded::Spawn::run() noexcept {
   posix_spawn_file_actions_t actions;
   posix_spawnattr_init(&attr);
   posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  // A process group of its own (set before its exec): a signal to the
+  // caller's whole group (timeout -s KILL, a CI runner's cancel, kill -9
+  // -PGID) ends rlock, never rlock and its guardian together.
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   sigset_t all;
   sigfillset(&all);
   posix_spawnattr_setsigmask(&attr, &all); // the guardian acts on no signal rlock's caller sends
@@ -331,13 +336,18 @@ void Guarded::go(bool take_terminal, bool locked) {
   }
   ::close(m_go);
   m_go = -1;
-  // Its first report: CMD runs, or why not. Every signal rlock handles is
-  // blocked (read from its signalfd): nothing interrupts this.
+  // Its first reports: the keeper's pid, then CMD runs, or why not. Every
+  // signal rlock handles is blocked (read from its signalfd): nothing
+  // interrupts this.
   std::int32_t report[2] = {0, 0};
   guardian_event first{};
   bool eof = false;
-  if (!sent || !read_report(m_report, report, &eof) || !guardian_report_decode(report, &first) ||
-      first.kind != guardian_started) {
+  bool read = sent;
+  while (read && (read = read_report(m_report, report, &eof) && guardian_report_decode(report, &first)) &&
+         first.kind == guardian_keeper) {
+    m_keeper = first.value;
+  }
+  if (!read || first.kind != guardian_started) {
     int status = 0;
     waitpid(m_guardian, &status, 0);
     m_guardian = -1;
@@ -351,7 +361,7 @@ void Guarded::go(bool take_terminal, bool locked) {
 }
 
 Guarded::Guarded(Guarded&& other) noexcept
-    : m_spawn(std::move(other.m_spawn)), m_guardian(other.m_guardian), m_cmd(other.m_cmd),
+    : m_spawn(std::move(other.m_spawn)), m_guardian(other.m_guardian), m_keeper(other.m_keeper), m_cmd(other.m_cmd),
       m_report(other.m_report), m_go(other.m_go), m_cmd_reported_end(other.m_cmd_reported_end),
       m_guardian_status(other.m_guardian_status) {
   other.m_report = -1;
@@ -387,10 +397,23 @@ Guarded::~Guarded() {
 }
 
 pid_t Guarded::tree_root() const {
+  // The keeper while it lives (below the guardian, or reparented here), not
+  // its parent: signals and kills reach CMD's tree, never the keeper, whose
+  // report of CMD's end rlock waits for.
+  if (m_keeper > 0) {
+    auto keeper = process_start(m_keeper);
+    if (keeper && !keeper->finished() && (keeper->parent == m_guardian || keeper->parent == getpid())) {
+      return m_keeper;
+    }
+  }
   return m_guardian > 0 ? m_guardian : getpid();
 }
 
 bool Guarded::reaped(pid_t pid, int wait_status) {
+  if (pid == m_keeper && m_keeper > 0) {
+    m_keeper = -1; // reparented here after the guardian's death, and ended
+    return true;
+  }
   if (pid != m_guardian || m_guardian <= 0) {
     return false;
   }
@@ -411,6 +434,13 @@ std::optional<int> Guarded::lost_guardian() const {
 }
 
 void Guarded::disown() {
+  if (m_keeper > 0 && tree_root() == m_keeper) {
+    // First: its death sends CMD's tree to the guardian, then here.
+    kill(m_keeper, SIGKILL);
+    while (waitpid(m_keeper, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  m_keeper = -1;
   if (m_guardian > 0) {
     kill(m_guardian, SIGKILL);
     int status = 0;
@@ -547,7 +577,8 @@ std::optional<Orphaned> resume_orphaned() {
   ::unsetenv(GUARDIAN_ENV);
   Orphaned orphaned;
   orphaned.run_pid = static_cast<pid_t>(field[guardian_parent]);
-  orphaned.killed = field[guardian_kill] != 0;
+  orphaned.waiting = field[guardian_go] == -1;
+  orphaned.killed = field[guardian_kill] != 0 && !orphaned.waiting;
   // The guardian closed GO_FD after the go; the program file and the report
   // pipe are of no use to this image.
   for (long fd : {field[guardian_exe], field[guardian_report]}) {
@@ -555,8 +586,9 @@ std::optional<Orphaned> resume_orphaned() {
       ::close(static_cast<int>(fd));
     }
   }
-  // Stop first: nothing about it waits on what follows.
-  if (orphaned.killed) {
+  // Stop first: nothing about it waits on what follows. (Before the go,
+  // only the keeper is there: it is stopped too.)
+  if (orphaned.killed || orphaned.waiting) {
     kill_tree(getpid());
   }
   if (const long spec = field[guardian_spec]; spec > STDERR_FILENO) {

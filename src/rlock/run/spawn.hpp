@@ -93,6 +93,7 @@ private:
   Guarded() = default;
   std::unique_ptr<Spawn> m_spawn;
   pid_t m_guardian = -1;
+  pid_t m_keeper = -1; // the guardian's child, CMD's parent (guardian.h)
   pid_t m_cmd = -1;
   int m_report = -1;
   int m_go = -1;
@@ -122,12 +123,14 @@ std::optional<ReleaseSpec> decode_release_spec(std::string_view bytes);
 std::optional<int> guardian_entry(int argc, char** argv);
 
 // At the start of rlock: when this process is the guardian of a `rlock run`
-// that died (the guardian executed rlock again), kills CMD's tree (unless
-// --on-lost ignore), says so, and returns what is needed to release the
-// lock (the spec is empty when the run held none).
+// that died (the guardian, or its keeper, executed rlock again), kills CMD's
+// tree (unless --on-lost ignore) and returns what is needed to release the
+// lock (the spec is empty when the run held none), or, when the run died
+// before its go (`waiting`), to leave the queue it may be in.
 struct Orphaned {
   pid_t run_pid = 0; // the `rlock run` that died
   bool killed = false; // CMD's tree was killed
+  bool waiting = false; // it died before its go: nothing was started, and it may be queued
   std::optional<ReleaseSpec> spec;
 };
 std::optional<Orphaned> resume_orphaned();
