@@ -1,15 +1,19 @@
-/* rlock's guardian: the process between `rlock run` and CMD.
+/* rlock's guardian: the processes between `rlock run` and CMD.
  *
  * `rlock run` is the process the caller started: it takes the lock, renews
  * it, passes signals on to CMD's tree and releases. What it cannot do is
  * outlive a SIGKILL. So CMD is not its child but this program's: the guardian
- * is a child subreaper (every descendant of CMD, double forks and setsid
- * included, is reparented to it, never to init) with a parent-death signal.
- * When rlock dies, the guardian notices at once and executes rlock again (its
- * program file, through an fd kept open, so that a package upgrade cannot swap
- * it), whose run::resume_orphaned kills CMD's whole tree (run/tree.cpp, the
- * one place that does) and releases the lock. So the promise "rlock SIGKILLed
- * -> CMD's tree dies with it" holds with one copy of rlock in memory.
+ * (rlock's child, spawned in a process group of its own, so that a kill of
+ * the caller's whole group never ends it with rlock) forks its keeper, whose
+ * child CMD is. Both are child subreapers (every descendant of CMD, double
+ * forks and setsid included, is reparented to the keeper, never to init) with
+ * a parent-death signal. When rlock dies, the guardian notices at once and
+ * executes rlock again (its program file, through an fd kept open, so that a
+ * package upgrade cannot swap it), whose run::resume_orphaned kills CMD's
+ * whole tree (run/tree.cpp, the one place that does) and releases the lock;
+ * when rlock and the guardian die together, the keeper does. So the promise
+ * "rlock SIGKILLed -> CMD's tree dies with it" holds with one copy of rlock in
+ * memory, however the kill comes (docs/run.md has the table).
  *
  * Its common path, while rlock lives:
  *   - wait: rlock starts it before it asks for the lock, and sends "go" (with
