@@ -212,8 +212,10 @@ static void* allocate(long n) {
 }
 
 /* rlock's go: the message (guardian.h) and CMD's environment, NUL-separated
- * entries, into *cmd_envp. 0: rlock gave up (the pipe closed: busy, skipped,
- * an error) or died before it took the lock; nothing was started. */
+ * entries, into *cmd_envp: 1. 0: rlock's cancel (busy, skipped, an error):
+ * nothing was started and rlock holds nothing for it. -1: rlock is gone
+ * without either (killed while it waited, or with the guardian): nothing was
+ * started, and the run may still be queued. */
 static int wait_for_go(struct state* s, long signals, char*** cmd_envp) {
   for (;;) {
     struct pollfd fds[2] = {{(int)s->go, POLLIN, 0}, {(int)signals, POLLIN, 0}};
@@ -223,7 +225,7 @@ static int wait_for_go(struct state* s, long signals, char*** cmd_envp) {
       sys3(__NR_read, signals, (long)taken, sizeof taken);
     }
     if (!supervised(s)) {
-      return 0; /* nothing started: the guardian (or this, with rlock and the guardian gone) leaves the queue */
+      return -1;
     }
     if (fds[0].revents) {
       break;
@@ -232,12 +234,15 @@ static int wait_for_go(struct state* s, long signals, char*** cmd_envp) {
   int32_t message[2];
   struct guardian_go_message go;
   if (!read_all(s->go, message, sizeof message) || !guardian_go_decode(message, &go)) {
+    return -1;
+  }
+  if (go.cancel) {
     return 0;
   }
   long size = go.env_size;
   char* blob = (char*)allocate(size + 1);
   if (!blob || !read_all(s->go, blob, size)) {
-    return 0;
+    return -1;
   }
   blob[size] = 0;
   long count = 0;
@@ -246,7 +251,7 @@ static int wait_for_go(struct state* s, long signals, char*** cmd_envp) {
   }
   char** envp = (char**)allocate((count + 1) * (long)sizeof(char*));
   if (!envp) {
-    return 0;
+    return -1;
   }
   long n = 0;
   for (long at = 0; at < size && n < count; ++n) {
@@ -360,10 +365,11 @@ static int keep(struct state* s, long signals, char** argv, char** envp) {
   /* Started before rlock asks for the lock (its exec then costs nothing on
    * the way from "acquired" to CMD); CMD starts on rlock's go. */
   char** cmd_envp = 0;
-  if (!wait_for_go(s, signals, &cmd_envp)) {
-    if (!supervised(s) && s->spec >= 0) {
-      hand_over(s, argv, envp); /* rlock and the guardian gone: leave the queue */
-    }
+  int went = wait_for_go(s, signals, &cmd_envp);
+  if (went < 0 && s->spec >= 0) {
+    hand_over(s, argv, envp); /* rlock died while it waited: leave the queue */
+  }
+  if (went <= 0) {
     return 0;
   }
   sys3(__NR_close, s->go, 0, 0);
@@ -442,9 +448,10 @@ static int guard(struct state* s, long signals, long keeper, char** argv, char**
     long pid = sys6(__NR_wait4, keeper, (long)&status, WNOHANG, 0, 0, 0);
     int keeper_gone = pid == keeper || pid == -ECHILD;
     if (!supervised(s)) {
-      /* rlock died. While the keeper lives CMD's tree may; before any go,
-       * the run may still be queued. Else the keeper saw the tree end. */
-      if ((!keeper_gone || *s->went == guardian_went_none) && (s->kill || s->spec >= 0)) {
+      /* rlock died. While the keeper lives CMD's tree may. (Before any go,
+       * the keeper sees rlock's end of the go pipe close, and hands over
+       * itself: the run may be queued.) */
+      if (!keeper_gone && *s->went != guardian_went_none && (s->kill || s->spec >= 0)) {
         hand_over(s, argv, envp);
       }
       return 0;

@@ -125,10 +125,13 @@ static inline int guardian_state_decode(const char* value, struct guardian_state
 
 /* rlock's go, on GO_FD: two 32-bit ints, these flags and the size of what
  * follows, CMD's environment as NUL-terminated NAME=VALUE entries (at most
- * guardian_go_max_env bytes). */
+ * guardian_go_max_env bytes). Or, when rlock ends without starting CMD (busy,
+ * skipped, an error), the cancel: that flag alone and size 0. The pipe closing
+ * with neither is rlock's death. */
 enum guardian_go {
   guardian_go_tty = 1,    /* CMD gets the terminal's foreground */
   guardian_go_locked = 2, /* CMD runs with the lock: release it if rlock dies */
+  guardian_go_cancel = 4, /* no CMD: rlock ends, having held nothing for it */
 };
 #define guardian_go_max_env (1L << 26)
 
@@ -136,18 +139,25 @@ struct guardian_go_message {
   int tty;
   int locked;
   long env_size;
+  int cancel;
 };
 
 static inline void guardian_go_encode(const struct guardian_go_message* go, int32_t out[2]) {
-  out[0] = (go->tty ? guardian_go_tty : 0) | (go->locked ? guardian_go_locked : 0);
-  out[1] = (int32_t)go->env_size;
+  out[0] = go->cancel ? guardian_go_cancel
+                      : (go->tty ? guardian_go_tty : 0) | (go->locked ? guardian_go_locked : 0);
+  out[1] = go->cancel ? 0 : (int32_t)go->env_size;
 }
 
-/* 1 when `in` is a go whose environment size is from 0 to guardian_go_max_env. */
+/* 1 when `in` is a go whose environment size is from 0 to guardian_go_max_env,
+ * or the cancel (the flag alone, size 0). */
 static inline int guardian_go_decode(const int32_t in[2], struct guardian_go_message* go) {
   go->tty = (in[0] & guardian_go_tty) != 0;
   go->locked = (in[0] & guardian_go_locked) != 0;
+  go->cancel = (in[0] & guardian_go_cancel) != 0;
   go->env_size = in[1];
+  if (go->cancel) {
+    return in[0] == guardian_go_cancel && in[1] == 0;
+  }
   return in[1] >= 0 && in[1] <= guardian_go_max_env;
 }
 

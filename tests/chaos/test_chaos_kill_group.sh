@@ -111,6 +111,7 @@ one_case() {
   record no_overlap "$([ "$O_overlaps" = 0 ] && echo 1 || echo 0)" "$what: $O_overlaps overlaps"
 }
 
+
 # A -w waiter killed with its group, behind a holder: nothing of it stays queued.
 _queued_by() {
   local port=$1 name=$2

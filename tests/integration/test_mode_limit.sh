@@ -311,17 +311,18 @@ bg "$T" run K --limit 1 --ttl 2s -- sh -c 'echo $$ >$1.sh.pid; exec sleep 600' s
 guardian=$BG_PID
 child=$(pid_of "$T.sh.pid")
 supervisor=$(pgrep -P "$guardian" | head -1)
-check "the tree is up (rlock $guardian, supervisor $supervisor, child $child)" \
-  eval 'alive "$guardian" && alive "$supervisor" && alive "$child"'
+keeper=$(pgrep -P "$supervisor" | head -1)
+check "the tree is up (rlock $guardian, supervisor $supervisor, keeper $keeper, child $child)" \
+  eval 'alive "$guardian" && alive "$supervisor" && alive "$keeper" && alive "$child"'
 victim=$(rcli ZRANGE "$(zset K)" 0 -1)
 check "K's one permit is held ($victim)" test "$(held K) $(free_of K)" = "1 0"
 sleep 1.1 # a renewal (every TTL/3) has moved the lease end
 t_kill=$(ms); kill_srv=$(server_ms)
-kill -9 "$supervisor" "$guardian" "$child"
+kill -9 "$supervisor" "$keeper" "$guardian" "$child"
 end=$(score K "$victim") # nobody renews it any more
 W=$TEST_TMP/kw
 bg "$W" acquire K --limit 1 -w 10s --owner after-kill
-check "the killed tree is gone" wait_until 2 dead_all "$supervisor" "$guardian" "$child"
+check "the killed tree is gone" wait_until 2 dead_all "$supervisor" "$keeper" "$guardian" "$child"
 check "the waiter gets K's permit" wait_until 8 bg_done "$W"
 dw=$(( $(bg_t "$W") - t_kill )); left=$(( end - kill_srv ))
 echo "  permit returned ${dw}ms after SIGKILL (its lease had ${left}ms left; TTL 2s)"

@@ -45,8 +45,10 @@ def state(p):
 gpath = os.path.join(tmp, "supervisor.pid")
 if not pump(10, lambda: os.path.exists(gpath) and os.path.getsize(gpath) > 0):
     sys.exit("no supervisor pid; terminal output so far:\n" + out.decode(errors="replace"))
-supervisor = int(open(gpath).read())  # CMD's parent; its parent is the rlock the shell started
-rl = int(open("/proc/%d/stat" % supervisor).read().rsplit(")", 1)[1].split()[1])
+def parent(p):
+    return int(open("/proc/%d/stat" % p).read().rsplit(")", 1)[1].split()[1])
+supervisor = int(open(gpath).read())  # CMD's parent, the guardian's keeper
+rl = parent(parent(supervisor))  # the guardian's parent: the rlock the shell started
 time.sleep(0.2)
 os.write(master, b"\x1a")  # Ctrl-Z
 stopped = pump(3, lambda: state(rl) == "T")

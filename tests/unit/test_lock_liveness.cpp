@@ -101,18 +101,21 @@ TEST_CASE("liveness: shared layouts, foreign keys and several owners are not jud
   CHECK(judge_holder(state, k_here, nobody()).gone);
 }
 
-TEST_CASE("proc: /proc/PID/stat gives the state and the start time (field 22)") {
-  auto s = rlock::parse_process_start("4242 (my (odd) cmd) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 "
+TEST_CASE("proc: /proc/PID/stat gives the state, the parent and the start time (field 22)") {
+  auto s = rlock::parse_process_start("4242 (my (odd) cmd) S 17 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 "
                                       "1 0 987654 1000 10 18446744073709551615");
   REQUIRE(s);
   CHECK(s->state == 'S');
+  CHECK(s->parent == 17);
   CHECK(s->start_ticks == 987654);
+  CHECK_FALSE(rlock::parse_process_start("12 (x) S x1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 1")); // no parent
   CHECK_FALSE(s->finished());
   CHECK_FALSE(rlock::parse_process_start(""));
   CHECK_FALSE(rlock::parse_process_start("12 (x) S 1 2 3"));
   CHECK_FALSE(rlock::parse_process_start("12 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 -5 1"));
   auto self = rlock::process_start(getpid());
   REQUIRE(self);
+  CHECK(self->parent == getppid());
   CHECK(self->start_ticks > 0);
   CHECK_FALSE(rlock::boot_id().empty());
 }

@@ -108,6 +108,18 @@ TEST_CASE("guardian protocol: the go message") {
   CHECK(guardian_go_decode(huge, &back) == 0);
   std::int32_t largest[2] = {0, static_cast<std::int32_t>(guardian_go_max_env)};
   CHECK(guardian_go_decode(largest, &back) == 1);
+  CHECK(back.cancel == 0);
+  // The cancel: rlock ends without a go (its pipe closing alone is its death).
+  go = {1, 1, 99, 1};
+  guardian_go_encode(&go, wire);
+  CHECK(wire[0] == guardian_go_cancel);
+  CHECK(wire[1] == 0);
+  REQUIRE(guardian_go_decode(wire, &back) == 1);
+  CHECK(back.cancel == 1);
+  std::int32_t cancel_and_go[2] = {guardian_go_cancel | guardian_go_locked, 0};
+  CHECK(guardian_go_decode(cancel_and_go, &back) == 0);
+  std::int32_t cancel_with_env[2] = {guardian_go_cancel, 8};
+  CHECK(guardian_go_decode(cancel_with_env, &back) == 0);
 }
 
 TEST_CASE("guardian protocol: each report encodes and decodes; anything else is no report") {

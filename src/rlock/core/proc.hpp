@@ -19,8 +19,8 @@ std::string read_proc(pid_t pid, const char* what, std::size_t limit = 4096);
 // start time on the same boot is the same process; a reused pid has another.
 struct ProcessStart {
   char state = '?';
-  pid_t parent = 0; // field 4
   long long start_ticks = 0;
+  pid_t parent = 0; // field 4
   // A zombie ('Z') or dead ('X') process has finished: it holds nothing.
   bool finished() const { return state == 'Z' || state == 'X'; }
 };

@@ -321,7 +321,7 @@ void Guarded::go(bool take_terminal, bool locked) {
     throw Error(Outcome::failed, fmt::format("CMD's environment is too large ({} bytes)", env.size()));
   }
   std::int32_t header[2];
-  const guardian_go_message go{take_terminal, locked, static_cast<long>(env.size())};
+  const guardian_go_message go{take_terminal, locked, static_cast<long>(env.size()), 0};
   guardian_go_encode(&go, header);
   std::string message(reinterpret_cast<const char*>(header), sizeof header);
   message += env;
@@ -372,7 +372,14 @@ Guarded::Guarded(Guarded&& other) noexcept
 Guarded::~Guarded() {
   close_fd(m_report);
   if (m_go >= 0) {
-    ::close(m_go); // no go: the guardian exits at once, having started nothing
+    // No go: the cancel, and the guardian exits at once, having started
+    // nothing (the pipe closing without it would say rlock died waiting).
+    std::int32_t cancel[2];
+    const guardian_go_message message{0, 0, 0, 1};
+    guardian_go_encode(&message, cancel);
+    while (::write(m_go, cancel, sizeof cancel) < 0 && errno == EINTR) {
+    }
+    ::close(m_go);
     m_guardian = m_spawn ? m_spawn->pid : -1;
   }
   // The guardian exits right after it reported the end of CMD's tree (or
