@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Issue 41 (3): time spent before the request is not charged to the lease. A
+# Cluster URL whose first seed accepts connections and never answers (a TCP
+# proxy, silent) costs --io-timeout before the live seed gives the slot map;
+# the lease counts from the acquisition's own send after that, so `run --ttl
+# 3s` keeps its lock and CMD finishes (was: CMD stopped, exit 76, history lost).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/topology.sh"
+start_cluster
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+P1=${CLUSTER_PORTS[0]}
+CTL=$TEST_TMP/silent.ctl
+echo silent >"$CTL"
+python3 "$SRC/tests/chaos/proxy.py" --target-port "$P1" --port-file "$TEST_TMP/silent.port" --ctl "$CTL" \
+  --max-seconds 300 &
+_pids+=($!)
+wait_until 5 has_file "$TEST_TMP/silent.port" || { echo "FAIL: the proxy did not start"; exit 1; }
+SILENT=127.0.0.1:$(cat "$TEST_TMP/silent.port")
+URL="redis-cluster://$SILENT,127.0.0.1:$P1"
+for i in 1 2 3; do
+  name=$(name_on_port "${CLUSTER_PORTS[$(( i % 3 ))]}" seed$i)
+  T=$TEST_TMP/s$i
+  bg "$T" -u "$URL" --io-timeout 2s run --ttl 3s "$name" -- sh -c 'sleep .5; echo done >"$1"' sh "$T.cmd"
+  check "run $i ends" wait_until 30 bg_done "$T"
+  echo "  run $i through a silent seed: rc $(bg_rc "$T"); $(cat "$T.err")"
+  check "run $i: CMD finished" has_file "$T.cmd"
+  check "run $i: exit 0, its lease counted from its own send (not 76)" test "$(bg_rc "$T")" = 0
+  check "run $i: one ending in history, released" \
+    eval '[ "$("$RLOCK" -u "redis://127.0.0.1:$P1" history "$name" | grep -oE " (released|expired|gone|lost|force-unlocked) " | tr -d " ")" = released ]'
+done
+# acquire alike: its lease is whole (the JSON's ttl_ms), and it is held
+r -u "$URL" --io-timeout 2s --json acquire --ttl 3s "$(name_on_port "$P1" seedA)"
+expect_rc 0 "acquire through a silent seed"
+check "acquire: the lock is held" test "$(ccli "$P1" EXISTS "$(name_on_port "$P1" seedA)")" = 1
+finish
