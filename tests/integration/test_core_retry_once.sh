@@ -11,7 +11,6 @@
 #     reads the lock first, so a proxy cannot delay just its write: (a) covers it.)
 . "$(dirname "$0")/lib.sh"
 start_redis
-SRC=${RLOCK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 ROWNER=8743c9c0-0795-4907-87fd-6c719a6b4586:1
 sha_of() { rcli -x SCRIPT LOAD <"$RLOCK_LUA/$1.lua"; }
 ACQ=$(sha_of acquire); REL=$(sha_of release); FU=$(sha_of force_unlock)
@@ -93,14 +92,8 @@ check "busy answer (code 0) for another owner" test "${a1%% *}" = 0
 check "a busy answer writes no latch" test -z "$(rcli --scan --pattern 'rlock_acquire_latch:{O}:op-busy')"
 
 # --- (b) end to end: the first reply is lost (delayed past --io-timeout)
-PROXY_CTL=$TEST_TMP/proxy.ctl
-echo pass >"$PROXY_CTL"
-python3 "$SRC/tests/chaos/proxy.py" --target-port "$REDIS_PORT" --port-file "$TEST_TMP/proxy.port" \
-  --ctl "$PROXY_CTL" --max-seconds 240 &
-_pids+=($!)
-wait_until 5 has_file "$TEST_TMP/proxy.port" || { echo "FAIL: the proxy did not start"; exit 1; }
-PURL=redis://127.0.0.1:$(cat "$TEST_TMP/proxy.port")
-proxy_mode() { echo "$*" >"$PROXY_CTL.tmp" && mv "$PROXY_CTL.tmp" "$PROXY_CTL"; sleep 0.05; }
+proxy_start
+PURL=$PROXY_URL
 redis-cli -h 127.0.0.1 -p "$REDIS_PORT" MONITOR >"$TEST_TMP/mon" 2>/dev/null &
 _pids+=($!)
 wait_until 3 has_file "$TEST_TMP/mon"

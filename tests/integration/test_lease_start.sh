@@ -14,7 +14,6 @@
 # (3), a silent Cluster seed, is test_topo_cluster_silent_seed.sh.
 . "$(dirname "$0")/lib.sh"
 start_redis
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
 # unheld NAME: nobody holds NAME (a --limit semaphore's key stays: no permit out)
 unheld() {
   if [ "$(rcli TYPE "$1")" = string ]; then [ "$(rcli ZCOUNT "{$1}:timeout" "($(server_ms)" +inf)" = 0 ]
@@ -43,14 +42,8 @@ fi
 check "nothing is released after the lease ended: the key stays gone" key_gone P4
 
 # --- (2) replies delayed past the lease: a proxy in front of the server
-PROXY_CTL=$TEST_TMP/proxy.ctl
-echo pass >"$PROXY_CTL"
-python3 "$SRC/tests/chaos/proxy.py" --target-port "$REDIS_PORT" --port-file "$TEST_TMP/proxy.port" \
-  --ctl "$PROXY_CTL" --max-seconds 600 &
-_pids+=($!)
-wait_until 5 has_file "$TEST_TMP/proxy.port" || { echo "FAIL: the proxy did not start"; exit 1; }
-PURL=redis://127.0.0.1:$(cat "$TEST_TMP/proxy.port")
-proxy_mode() { echo "$*" >"$PROXY_CTL.tmp" && mv "$PROXY_CTL.tmp" "$PROXY_CTL"; sleep 0.05; }
+proxy_start
+PURL=$PROXY_URL
 "$RLOCK" status warm >/dev/null 2>&1 # scripts cached: the acquisition is one EVALSHA
 
 proxy_mode delay-down 1500

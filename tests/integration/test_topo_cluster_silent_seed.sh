@@ -7,15 +7,10 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/topology.sh"
 start_cluster
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
 P1=${CLUSTER_PORTS[0]}
-CTL=$TEST_TMP/silent.ctl
-echo silent >"$CTL"
-python3 "$SRC/tests/chaos/proxy.py" --target-port "$P1" --port-file "$TEST_TMP/silent.port" --ctl "$CTL" \
-  --max-seconds 300 &
-_pids+=($!)
-wait_until 5 has_file "$TEST_TMP/silent.port" || { echo "FAIL: the proxy did not start"; exit 1; }
-SILENT=127.0.0.1:$(cat "$TEST_TMP/silent.port")
+proxy_start "$P1"
+proxy_mode silent
+SILENT=127.0.0.1:$PROXY_PORT
 URL="redis-cluster://$SILENT,127.0.0.1:$P1"
 for i in 1 2 3; do
   name=$(name_on_port "${CLUSTER_PORTS[$(( i % 3 ))]}" seed$i)
