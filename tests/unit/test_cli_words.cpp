@@ -97,7 +97,12 @@ TEST_CASE("decode_acquire is pure: it needs no connection and undoes nothing") {
   CHECK_FALSE(rw.holder.queue_turn);
   // Every permit taken: the semaphore's key type and layout (no pseudo-type).
   auto permits = rlock::lock::detail::decode_acquire(
-      {array({integer(0), str("p1"), integer(800), str("string"), nil, str("semaphore")}), -1, {}, {}, {}, {}},
+      {array({integer(0), str("p1"), integer(800), str("string"), nil, str("semaphore")}),
+       -1,
+       {},
+       {},
+       {},
+       {}},
       rlock::TimePoint{});
   CHECK(permits.holder.type == rlock::lock::KeyType::string);
   CHECK(permits.holder.layout == Layout::semaphore);

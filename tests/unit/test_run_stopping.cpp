@@ -313,12 +313,14 @@ TEST_CASE("stopping: CMD's end seen only after the lease ran out (rlock stopped 
   CHECK(turn.finished);
   CHECK(tree.take().empty()); // nothing left to signal
   REQUIRE(turn.said.size() == 1);
-  CHECK(turn.said[0] == Said{Said::Level::error,
-                             "run \"L\" on redis://h: lock lost: the lease ran out 2.2s before CMD's end was "
-                             "seen: rlock did not run for 3s (stopped, or the machine slept), so CMD ran part "
-                             "of its time unprotected"});
+  CHECK(turn.said[0] ==
+        Said{Said::Level::error,
+             "run \"L\" on redis://h: lock lost: the lease ran out 2.2s before CMD's end was "
+             "seen: rlock did not run for 3s (stopped, or the machine slept), so CMD ran part "
+             "of its time unprotected"});
   CHECK(stopping.plan().exit_status(0) == 76);
-  CHECK_FALSE(stopping.plan().release(t0 + 3050ms, view(lease)).send); // it may have expired: nothing to release
+  CHECK_FALSE(
+      stopping.plan().release(t0 + 3050ms, view(lease)).send); // it may have expired: nothing to release
 
   // Seen before the lease's kill time: CMD's own status, nothing said.
   Stopping in_time(config(), k_settings);

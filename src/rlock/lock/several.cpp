@@ -155,90 +155,91 @@ Taken acquire_all(Store& store, const AcquireRequest& request, const std::vector
   std::optional<std::string> late;
   // Bounded: each round takes every name again, only while -w has time left.
   for (;; late.reset()) {
-  try {
-    for (auto index : order) {
-      ++tried;
-      AcquireRequest one = request;
-      one.keys = locks[index];
-      if (request.wait) {
-        // Each lock waits for what is left of the one deadline (at least one attempt).
-        one.wait = std::max(Millis(0), std::chrono::duration_cast<Millis>(deadline - Clock::now()));
-      }
-      BusyCallback named;
-      if (on_busy) {
-        named = [&on_busy, &name = locks[index].name](const Holder& holder, Millis left) {
-          on_busy(name, holder, left);
-        };
-      }
-      awaited = &locks[index].name;
-      keep.due = TimePoint::max();
-      for (auto h : held) {
-        keep.due = std::min(keep.due, taken.results[h].sent_at + keep.every);
-      }
-      taken.results[index] = store.acquire(one, signals, named, held.empty() ? KeepAlive{} : keep);
-      if (!taken.results[index].acquired) {
-        taken.busy = index;
-        undo(store, locks, held, request);
-        return taken;
-      }
-      held.push_back(index);
-      // Its answer came late (issue 41): renewed before it is used, and not
-      // used when it is not ours any more.
-      if (lease_is_stale(taken.results[index].sent_at, Clock::now(), lease_of(taken.results[index], request))) {
-        late = renewed_or_late(store, locks[index], request, taken.results[index]);
-        if (late) {
-          break;
+    try {
+      for (auto index : order) {
+        ++tried;
+        AcquireRequest one = request;
+        one.keys = locks[index];
+        if (request.wait) {
+          // Each lock waits for what is left of the one deadline (at least one attempt).
+          one.wait = std::max(Millis(0), std::chrono::duration_cast<Millis>(deadline - Clock::now()));
+        }
+        BusyCallback named;
+        if (on_busy) {
+          named = [&on_busy, &name = locks[index].name](const Holder& holder, Millis left) {
+            on_busy(name, holder, left);
+          };
+        }
+        awaited = &locks[index].name;
+        keep.due = TimePoint::max();
+        for (auto h : held) {
+          keep.due = std::min(keep.due, taken.results[h].sent_at + keep.every);
+        }
+        taken.results[index] = store.acquire(one, signals, named, held.empty() ? KeepAlive{} : keep);
+        if (!taken.results[index].acquired) {
+          taken.busy = index;
+          undo(store, locks, held, request);
+          return taken;
+        }
+        held.push_back(index);
+        // Its answer came late (issue 41): renewed before it is used, and not
+        // used when it is not ours any more.
+        if (lease_is_stale(taken.results[index].sent_at, Clock::now(),
+                           lease_of(taken.results[index], request))) {
+          late = renewed_or_late(store, locks[index], request, taken.results[index]);
+          if (late) {
+            break;
+          }
         }
       }
-    }
-    // Every lease full from now: those taken before a wait are renewed once more
-    // (and confirmed ours: a lock lost meanwhile fails the whole acquisition).
-    const TimePoint last_taken = held.empty() ? Clock::now() : taken.results[held.back()].sent_at;
-    for (std::size_t i = 0; !late && i + 1 < held.size(); ++i) {
-      if (lease_is_stale(taken.results[held[i]].sent_at, last_taken, request.lease)) {
-        renew_held(store, locks[held[i]], request, taken.results[held[i]],
-                   "while the others were awaited");
+      // Every lease full from now: those taken before a wait are renewed once more
+      // (and confirmed ours: a lock lost meanwhile fails the whole acquisition).
+      const TimePoint last_taken = held.empty() ? Clock::now() : taken.results[held.back()].sent_at;
+      for (std::size_t i = 0; !late && i + 1 < held.size(); ++i) {
+        if (lease_is_stale(taken.results[held[i]].sent_at, last_taken, request.lease)) {
+          renew_held(store, locks[held[i]], request, taken.results[held[i]], "while the others were awaited");
+        }
       }
-    }
-    // Nothing is used on a lease with no more than its margin left.
-    for (std::size_t i = 0; !late && i < held.size(); ++i) {
-      const auto& result = taken.results[held[i]];
-      if (!lease_left_enough(result.sent_at, lease_of(result, request), Clock::now())) {
-        late = fmt::format("{} had no more than {} of its lease left when its answer came",
-                           quote(locks[held[i]].name), format_duration(lease_margin(lease_of(result, request))));
+      // Nothing is used on a lease with no more than its margin left.
+      for (std::size_t i = 0; !late && i < held.size(); ++i) {
+        const auto& result = taken.results[held[i]];
+        if (!lease_left_enough(result.sent_at, lease_of(result, request), Clock::now())) {
+          late = fmt::format("{} had no more than {} of its lease left when its answer came",
+                             quote(locks[held[i]].name),
+                             format_duration(lease_margin(lease_of(result, request))));
+        }
       }
-    }
-    if (late) {
+      if (late) {
+        undo(store, locks, held, request);
+        held.clear();
+        tried = 0;
+        if (request.wait && Clock::now() < deadline) {
+          log::debug("taking every name again: {}", *late);
+          continue;
+        }
+        break; // thrown below, out of the try: nothing is held, nothing more to try
+      }
+    } catch (const RedisError& e) {
+      if (acquisition_unavailable(e.kind())) {
+        const std::size_t from = keep_alive_failed ? tried - 1 : tried;
+        if (auto busy = first_busy(store, request, locks, order, from, held, taken)) {
+          if (keep_alive_failed) {
+            log::warning("could not keep the names taken alive while waiting for {}: {}", quote(*awaited),
+                         e.what());
+          }
+          taken.busy = *busy;
+          undo(store, locks, held, request);
+          return taken;
+        }
+      }
       undo(store, locks, held, request);
-      held.clear();
-      tried = 0;
-      if (request.wait && Clock::now() < deadline) {
-        log::debug("taking every name again: {}", *late);
-        continue;
-      }
-      break; // thrown below, out of the try: nothing is held, nothing more to try
+      throw;
+    } catch (...) {
+      undo(store, locks, held, request);
+      throw;
     }
-  } catch (const RedisError& e) {
-    if (acquisition_unavailable(e.kind())) {
-      const std::size_t from = keep_alive_failed ? tried - 1 : tried;
-      if (auto busy = first_busy(store, request, locks, order, from, held, taken)) {
-        if (keep_alive_failed) {
-          log::warning("could not keep the names taken alive while waiting for {}: {}", quote(*awaited),
-                       e.what());
-        }
-        taken.busy = *busy;
-        undo(store, locks, held, request);
-        return taken;
-      }
-    }
-    undo(store, locks, held, request);
-    throw;
-  } catch (...) {
-    undo(store, locks, held, request);
-    throw;
-  }
-  taken.acquired = true;
-  return taken;
+    taken.acquired = true;
+    return taken;
   }
   // Unavailable as a LATE answer is (69, and what run --if-unavailable acts on):
   // nothing was kept.

@@ -466,8 +466,12 @@ EvalReply Client::eval(const Script& script, const std::vector<std::string>& key
       auto replies = eval_batch(conn, script, evalsha, before, after,
                                 required.count > 0 ? required.timeout : Millis(0), &sent);
       learn_mode(conn);
-      EvalReply result{std::move(replies.front()), -1, required, reroutes() ? node.display() : std::string(),
-                       sent, std::nullopt};
+      EvalReply result{std::move(replies.front()),
+                       -1,
+                       required,
+                       reroutes() ? node.display() : std::string(),
+                       sent,
+                       std::nullopt};
       if (required.count > 0) {
         result.acked = replies[1].as_integer();
       }

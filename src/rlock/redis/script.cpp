@@ -109,8 +109,9 @@ std::vector<Reply> eval_batch(Connection& conn, const Script& script, const Argv
     std::from_chars(evalsha[2].data(), evalsha[2].data() + evalsha[2].size(), keys);
     deadline_at = 3 + keys + static_cast<std::size_t>(script.deadline_arg) - 1;
     if (deadline_at >= evalsha.size() || evalsha[deadline_at] != k_deadline_slot) {
-      throw Error(rlock::Outcome::failed, fmt::format("internal: the {} script's ARGV[{}] is not its deadline slot",
-                                               script.name, script.deadline_arg));
+      throw Error(rlock::Outcome::failed,
+                  fmt::format("internal: the {} script's ARGV[{}] is not its deadline slot", script.name,
+                              script.deadline_arg));
     }
   }
   const std::string server = server_key(conn.endpoint());

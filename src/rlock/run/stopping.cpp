@@ -100,11 +100,12 @@ Stopping::Turn Stopping::turn(TimePoint now, const LeaseState& lease, const Fact
     if (lapsed == StopPlan::Why::lapsed) {
       turn.said.push_back(
           {step.why == lapsed ? Said::Level::error : Said::Level::warning,
-           fmt::format("{}: lock lost: the lease ran out {} before CMD's end was seen: rlock did not run for {} "
-                       "(stopped, or the machine slept), so CMD ran part of its time unprotected{}",
-                       m_settings.label, format_duration(std::chrono::floor<Millis>(now - lease.kill_at)),
-                       format_duration(std::chrono::floor<Millis>(now - last_turn)),
-                       step.why == lapsed ? "" : " (--on-lost ignore)")});
+           fmt::format(
+               "{}: lock lost: the lease ran out {} before CMD's end was seen: rlock did not run for {} "
+               "(stopped, or the machine slept), so CMD ran part of its time unprotected{}",
+               m_settings.label, format_duration(std::chrono::floor<Millis>(now - lease.kill_at)),
+               format_duration(std::chrono::floor<Millis>(now - last_turn)),
+               step.why == lapsed ? "" : " (--on-lost ignore)")});
     }
     return turn;
   }
