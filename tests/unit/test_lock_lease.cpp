@@ -23,21 +23,28 @@ const TimePoint t0 = TimePoint{} + 1000h;
 } // namespace
 
 TEST_CASE("lease start: the send that applied it, nothing before it (issue 41)") {
+  const Millis lease = 2s; // asked, and answered by a fresh grant
   // A waiter's attempt sent at t0 got no answer (the server was stopped for
   // 6s); its resend at t0 + 8s took the lock: the lease runs from the resend.
-  CHECK(lease_start({t0, t0 + 8s, t0}, false) == t0 + 8s);
+  CHECK(lease_start({t0, t0 + 8s, t0}, false, lease, lease) == t0 + 8s);
   // Discovery (a silent Cluster seed, 2s), then the one send: from the send.
-  CHECK(lease_start({t0, t0 + 2s, std::nullopt}, false) == t0 + 2s);
+  CHECK(lease_start({t0, t0 + 2s, std::nullopt}, false, lease, lease) == t0 + 2s);
   // A LATE answer, sent again at once: the second send (eval_batch's `sent`).
-  CHECK(lease_start({t0, t0 + 30ms, std::nullopt}, false) == t0 + 30ms);
+  CHECK(lease_start({t0, t0 + 30ms, std::nullopt}, false, lease, lease) == t0 + 30ms);
   // The resend was answered from the latch: an earlier send applied it, the
   // earliest that got no answer (sent at t0 + 1s, after a 1s connect).
-  CHECK(lease_start({t0, t0 + 8s, t0 + 1s}, true) == t0 + 1s);
+  CHECK(lease_start({t0, t0 + 8s, t0 + 1s}, true, lease, lease) == t0 + 1s);
   // ... none known (should not happen): when the caller asked.
-  CHECK(lease_start({t0, t0 + 8s, std::nullopt}, true) == t0);
-  // Never before the call; an answered send not known (TimePoint{}): the call.
-  CHECK(lease_start({t0, TimePoint{}, std::nullopt}, false) == t0);
-  CHECK(lease_start({t0, t0 + 1s, t0 - 1s}, true) == t0);
+  CHECK(lease_start({t0, t0 + 8s, std::nullopt}, true, lease, lease) == t0);
+  // An answered send not known (TimePoint{}): the call; never before it otherwise.
+  CHECK(lease_start({t0, TimePoint{}, std::nullopt}, false, lease, lease) == t0);
+  CHECK(lease_start({t0, t0 + 1s, t0 - 1s}, true, lease, lease) == t0);
+  // Found by the client's own token (an earlier send of it applied it): the
+  // answer is the lease left, 500ms of 2s at the resend (t0 + 3s): a 2s lease
+  // proven from t0 + 1.5s, which ends when the one on the server may.
+  CHECK(lease_start({t0, t0 + 3s, t0}, false, 500ms, lease) == t0 + 1500ms);
+  // A re-entry that answers a longer lease than asked: from its send.
+  CHECK(lease_start({t0, t0 + 1s, std::nullopt}, false, 30s, lease) == t0 + 1s);
 }
 
 TEST_CASE("lease margin and what is left: LeaseClock's margin, from the one place") {
@@ -65,14 +72,20 @@ TEST_CASE("decode_acquire dates the lease from the send that applied it: the ans
   answer.sent = t0 + 8s;
   answer.earlier_unanswered = t0 + 1s;
   answer.reply = array({integer(1), integer(1), integer(7), integer(2000)});
-  auto fresh = rlock::lock::detail::decode_acquire(answer, t0);
+  auto fresh = rlock::lock::detail::decode_acquire(answer, t0, 2s);
   CHECK(fresh.acquired);
   CHECK(fresh.sent_at == t0 + 8s); // this send applied it
   answer.reply = array({integer(1), integer(1), integer(7), integer(2000), integer(1)});
-  auto replayed = rlock::lock::detail::decode_acquire(answer, t0);
+  auto replayed = rlock::lock::detail::decode_acquire(answer, t0, 2s);
   CHECK(replayed.acquired);
   CHECK(replayed.fence == 7);
   CHECK(replayed.sent_at == t0 + 1s); // the latch answered: an earlier send applied it
   answer.reply = array({integer(2), integer(2), integer(7), integer(2000), integer(1)});
-  CHECK(rlock::lock::detail::decode_acquire(answer, t0).sent_at == t0 + 1s); // a re-entry alike
+  CHECK(rlock::lock::detail::decode_acquire(answer, t0, 2s).sent_at == t0 + 1s); // a re-entry alike
+  // Found by its own token, 500ms left: a 2s lease dated 1.5s before the send.
+  answer.reply = array({integer(1), integer(1), integer(7), integer(500)});
+  CHECK(rlock::lock::detail::decode_acquire(answer, t0, 2s).sent_at == t0 + 6500ms);
+  // A busy answer: the call.
+  answer.reply = array({integer(0), rlock::test::str("other"), integer(900), rlock::test::str("hash")});
+  CHECK(rlock::lock::detail::decode_acquire(answer, t0, 2s).sent_at == t0);
 }

@@ -39,7 +39,7 @@ AcquireResult fair_try_acquire(redis::Client& client, const AcquireRequest& requ
                                        keys.queue, keys.queue_timeouts, keys.waiters};
   with_history(script_keys, args, keys, acquisition_history(request));
   auto answer = run_script(client, scope, scripts::fair_acquire, script_keys, args, request.sync);
-  AcquireResult result = decode_acquire(answer, called);
+  AcquireResult result = decode_acquire(answer, called, request.lease);
   undo_if_unsynced(client, request, result, answer);
   if (!result.acquired && join_queue) {
     result.retry_after = k_refresh_every; // keeps the place: the give-up time moves on at each attempt

@@ -6,9 +6,9 @@
 
 namespace rlock::lock {
 
-TimePoint lease_start(const Sends& sends, bool replayed) {
+TimePoint lease_start(const Sends& sends, bool replayed, Millis answered, Millis asked) {
   const TimePoint applied = replayed ? sends.earlier_unanswered.value_or(sends.called) : sends.answered;
-  return std::max(sends.called, applied);
+  return std::max(sends.called, applied) - std::max(Millis(0), asked - answered);
 }
 
 Millis lease_margin(Millis lease) {

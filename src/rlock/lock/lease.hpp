@@ -17,15 +17,18 @@ struct Sends {
   std::optional<TimePoint> earlier_unanswered;
 };
 
-// Where the lease of a granted acquisition starts: no earlier than the send
-// that applied it, and nothing before that send (discovery, a silent seed,
-// reconnects, a LATE send, an earlier send that was not applied) is charged
-// to it. `replayed`: the script answered from an earlier send's latch (that
-// send applied it: the earliest that got no answer, one of them applied it);
-// else the answered send applied it (a lease found by the client's own
-// token is answered as the time left then, which dates from that send too).
-// Never before `called`.
-TimePoint lease_start(const Sends& sends, bool replayed);
+// Where a lease of `asked` that a granted acquisition proves starts: a lease
+// of that length from this time ends no later than the one on the server.
+// Dated from the send that applied it, and nothing before that send
+// (discovery, a silent seed, reconnects, a LATE send, an earlier send that was
+// not applied) is charged to it. `replayed`: the script answered from an
+// earlier send's latch (that send applied it: the earliest that got no
+// answer, as one of them did; none known: the call); else the answered send
+// applied it, or found it applied by the client's own token, answering the
+// lease left then. `answered`: the lease the answer gives; when it is shorter
+// than `asked` (the lease left of a hold found), the start moves back by the
+// difference. Never otherwise before `called`.
+TimePoint lease_start(const Sends& sends, bool replayed, Millis answered, Millis asked);
 
 // The lease rlock keeps in hand for clock-rate differences and the reply's
 // trip back: a tenth of it, between 1 ms and 2 s (LeaseClock's margin).

@@ -440,13 +440,10 @@ void undo_if_unsynced(redis::Client& client, const AcquireRequest& request, cons
   throw RedisError(RedisErrorKind::unsynced, fmt::format("{}; {}", unsynced_phrase(answer), undone));
 }
 
-AcquireResult decode_acquire(const redis::EvalReply& answer, TimePoint called) {
+AcquireResult decode_acquire(const redis::EvalReply& answer, TimePoint called, Millis asked) {
   const auto& reply = answer.reply;
   AcquireResult result;
-  // An answer from the latch (a fifth element 1): an earlier send applied it.
-  const bool replayed = reply.elements.size() > 4 && reply.elements[4].type == redis::Reply::Type::integer &&
-                        reply.elements[4].integer == 1;
-  result.sent_at = lease_start({called, answer.sent, answer.earlier_unanswered}, replayed);
+  result.sent_at = called;
   long long code = element(reply, 0).as_integer();
   if (code != 1 && code != 2) {
     result.holder = decode_holder(reply);
@@ -460,6 +457,10 @@ AcquireResult decode_acquire(const redis::EvalReply& answer, TimePoint called) {
   result.fence = element(reply, 2).as_integer();
   result.lease = Millis(element(reply, 3).as_integer());
   result.replicas_acked = answer.acked;
+  // An answer from the latch (a fifth element 1): an earlier send applied it.
+  const bool replayed = reply.elements.size() > 4 && reply.elements[4].type == redis::Reply::Type::integer &&
+                        reply.elements[4].integer == 1;
+  result.sent_at = lease_start({called, answer.sent, answer.earlier_unanswered}, replayed, result.lease, asked);
   return result;
 }
 
@@ -587,7 +588,7 @@ AcquireResult try_acquire(redis::Client& client, const AcquireRequest& request, 
   args.push_back(turn && turn->queued ? "1" : "0");
   with_history(script_keys, args, keys, acquisition_history(request));
   auto answer = run_script(client, scope, scripts::acquire, script_keys, args, request.sync);
-  auto result = decode_acquire(answer, called);
+  auto result = decode_acquire(answer, called, request.lease);
   undo_if_unsynced(client, request, result, answer);
   return result;
 }

@@ -48,7 +48,7 @@ AcquireResult permit_try_acquire(redis::Client& client, const AcquireRequest& re
                     "name must give the same --limit (it is resized only while no permit is held)",
                     request.mode.limit, quote(keys.name), total, held));
   }
-  AcquireResult result = decode_acquire(answer, called);
+  AcquireResult result = decode_acquire(answer, called, request.lease);
   undo_if_unsynced(client, request, result, answer);
   if (!result.acquired && result.holder.layout == Layout::semaphore && result.holder.ttl.count() >= 0) {
     // Every permit is held: look again when the first of their leases ends (a

@@ -42,7 +42,7 @@ AcquireResult rw_try_acquire(redis::Client& client, const AcquireRequest& reques
   args.emplace_back(redis::k_deadline_slot);
   with_history(script_keys, args, keys, acquisition_history(request));
   auto answer = run_script(client, scope, scripts::rw_acquire, script_keys, args, request.sync);
-  AcquireResult result = decode_acquire(answer, called);
+  AcquireResult result = decode_acquire(answer, called, request.lease);
   undo_if_unsynced(client, request, result, answer);
   const auto& reply = answer.reply;
   if (result.acquired) {

@@ -50,12 +50,6 @@ void renew_held(Store& store, const LockKeys& keys, const AcquireRequest& reques
   taken.lease = renewed.lease.count() > 0 ? renewed.lease : request.lease;
 }
 
-// The lease an acquisition's answer gives (a re-entry's or a found hold's
-// may differ from the one asked for).
-Millis lease_of(const AcquireResult& result, const AcquireRequest& request) {
-  return result.lease.count() > 0 ? result.lease : request.lease;
-}
-
 // A lock whose answer came late, renewed before it is used: nothing when it
 // is still ours (its lease now runs from the renewal), else why it is not
 // used. Throws what the renewal throws when it gets no answer.
@@ -184,8 +178,7 @@ Taken acquire_all(Store& store, const AcquireRequest& request, const std::vector
         held.push_back(index);
         // Its answer came late (issue 41): renewed before it is used, and not
         // used when it is not ours any more.
-        if (lease_is_stale(taken.results[index].sent_at, Clock::now(),
-                           lease_of(taken.results[index], request))) {
+        if (lease_is_stale(taken.results[index].sent_at, Clock::now(), request.lease)) {
           late = renewed_or_late(store, locks[index], request, taken.results[index]);
           if (late) {
             break;
@@ -203,10 +196,9 @@ Taken acquire_all(Store& store, const AcquireRequest& request, const std::vector
       // Nothing is used on a lease with no more than its margin left.
       for (std::size_t i = 0; !late && i < held.size(); ++i) {
         const auto& result = taken.results[held[i]];
-        if (!lease_left_enough(result.sent_at, lease_of(result, request), Clock::now())) {
+        if (!lease_left_enough(result.sent_at, request.lease, Clock::now())) {
           late = fmt::format("{} had no more than {} of its lease left when its answer came",
-                             quote(locks[held[i]].name),
-                             format_duration(lease_margin(lease_of(result, request))));
+                             quote(locks[held[i]].name), format_duration(lease_margin(request.lease)));
         }
       }
       if (late) {
