@@ -11,7 +11,7 @@
 #  (4) `run` whose lease ran out while rlock was stopped (SIGSTOP), CMD ending
 #      meanwhile: exit 76 and one line saying when the lease ran out and how
 #      long rlock did not run (was: CMD's 0, nothing said).
-# (3), a silent Cluster seed, is test_topo_cluster_silent_seed.sh.
+# (3), a silent Cluster seed, is test_topo_silent_seed.sh.
 . "$(dirname "$0")/lib.sh"
 start_redis
 # unheld NAME: nobody holds NAME (a --limit semaphore's key stays: no permit out)
