@@ -45,6 +45,9 @@
 --
 -- Returns {1, count, fence, lease_ms}        acquired (fresh, or a resend of it)
 --         {2, count, fence, lease_ms}        re-entered (or a resend of it)
+--         (a resend answered from the latch adds a fifth element 1: an earlier
+--         send applied it, and its lease runs from then; found by the client's
+--         own token, lease_ms is the lease left now)
 --         {0, holder, pttl, type, meta}      held by someone else (type 'hash' or
 --                                            a foreign type such as 'string'; holder
 --                                            '' when no owner field can be read; meta

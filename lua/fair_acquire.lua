@@ -54,6 +54,7 @@
 -- @deadline ARGV[14]: changes nothing when run after this server time (ms; lib/deadline.lua)
 --
 -- Returns {1, count, fence, lease_ms}        acquired (fresh, or a resend of it)
+--         (from the latch: a fifth element 1, as acquire.lua says)
 --         {2, count, fence, lease_ms}        re-entered (or a resend of it)
 --         {0, holder, pttl, type, meta}      held by someone else, as acquire.lua
 --         {0, head, -2, 'hash', record}      free, but it is another waiter's turn:

@@ -19,5 +19,9 @@ end
 if not log_key then
   return 0
 end
-log_event(ARGV[1], ARGV[2], {})
+if ARGV[1] == 'lost' then
+  log_lost(ARGV[2], {}) -- one ending per hold: not after its force-unlock, 'gone' or 'expired'
+else
+  log_event(ARGV[1], ARGV[2], {})
+end
 return 1

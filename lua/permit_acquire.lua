@@ -45,6 +45,7 @@
 -- @deadline ARGV[13]: changes nothing when run after this server time (ms; lib/deadline.lua)
 --
 -- Returns {1, count, fence, lease_ms}   acquired (a fresh permit, or a resend of it)
+--         (from the latch: a fifth element 1, as acquire.lua says)
 --         {2, count, fence, lease_ms}   re-entered (or a resend of it)
 --         {0, holder, ttl, 'string', meta, 'semaphore'}   every permit is held: holder
 --                                       is the permit whose lease ends first, ttl

@@ -45,6 +45,7 @@
 -- @deadline ARGV[15]: changes nothing when run after this server time (ms; lib/deadline.lua)
 --
 -- Returns {1, count, fence, lease_ms}        acquired (fresh, or a resend of it)
+--         (from the latch: a fifth element 1, as acquire.lua says)
 --         {2, count, fence, lease_ms}        re-entered (or a resend of it)
 --           fence: the token of this owner's hold on this side (a reader's
 --           own, from its record); lease_ms: the lease of the level just taken

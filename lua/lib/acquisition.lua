@@ -7,13 +7,20 @@
 -- @include history.lua
 
 -- A resend's answer, when the token was given (ARGV[3] = '0'): the one the first
--- send left in the latch. nil for a new request, and for a token of the client's
--- own (the script finds a resend by the token in the lock).
+-- send left in the latch, and a fifth element 1: an earlier send applied it, so
+-- its lease started then, not now (the client dates it from its earliest send
+-- that got no answer: lock::lease_start, issue 41). nil for a new request, and
+-- for a token of the client's own (the script finds a resend by the token in
+-- the lock, and answers the lease left now, which dates itself).
 local function resent()
   if own_token then
     return nil
   end
-  return latched(latch, 4)
+  local answer = latched(latch, 4)
+  if answer and (answer[1] == 1 or answer[1] == 2) then
+    answer[5] = 1
+  end
+  return answer
 end
 
 -- Whether NAME is a lock hash whose owner's hold has no rlock record (made by

@@ -112,16 +112,6 @@ local function log_event(kind, owner, fields)
   append(kind, owner, nil, fields)
 end
 
--- The owner's hold ended in a way its release cannot say (a release or a
--- renewal that finds it gone or another's): when the client asked for the
--- ending 'as' 'lost' (a run that exits 76), that event, with its 'why'.
-local function log_lost_if_asked(owner)
-  local ctx = history_context()
-  if ctx and ctx.as == 'lost' then
-    append('lost', owner, nil, {})
-  end
-end
-
 -- A renewal that finds less than a third of the lease left (`left` ms, of
 -- `lease`) came late (rlock renews every third of it): logged as renewed-late.
 -- Called before the renewal, for a hold with rlock's record only; a resend
@@ -157,6 +147,55 @@ local function entry_fields(entry)
     end
   end
   return out
+end
+
+-- Whether the owner's newest hold already has its ending in the history: a
+-- force-unlock, or its own 'released' (of the last level), 'expired', 'gone' or
+-- 'lost', newer than its 'acquired'. Read from the newest event back, at most
+-- 64 events (none of them: not ended).
+local function hold_ended(owner)
+  if not log_key then
+    return false
+  end
+  local entries = redis.pcall('XREVRANGE', log_key, '+', '-', 'COUNT', 64)
+  if type(entries) ~= 'table' or entries.err then
+    return false
+  end
+  for _, entry in ipairs(entries) do
+    local f = entry_fields(entry)
+    if f.kind == 'force-unlocked' then
+      return true
+    end
+    if f.owner == owner then
+      if f.kind == 'acquired' then
+        return false
+      end
+      if f.kind == 'expired' or f.kind == 'gone' or f.kind == 'lost' or (f.kind == 'released' and f.left == '0') then
+        return true
+      end
+    end
+  end
+  return false
+end
+
+-- The owner's hold lost (a run that exits 76): its ending 'lost', unless the
+-- history already ended it (force-unlocked, or the 'gone' or 'expired' a script
+-- wrote when it found the key over): one ending per hold (issue 41).
+local function log_lost(owner, fields)
+  if not hold_ended(owner) then
+    append('lost', owner, nil, fields)
+  end
+end
+
+-- The owner's hold ended in a way its release cannot say (a release or a
+-- renewal that finds it gone or another's): when the client asked for the
+-- ending 'as' 'lost' (a run that exits 76), that event, with its 'why'
+-- (log_lost: not when the history has its ending already).
+local function log_lost_if_asked(owner)
+  local ctx = history_context()
+  if ctx and ctx.as == 'lost' then
+    log_lost(owner, {})
+  end
 end
 
 -- Deletes the owner's renewal marker `id` (a record's log_mark: data, so only

@@ -114,26 +114,7 @@ monitor_start() {
 }
 monitor_stop() { [ -n "${MON_PID:-}" ] && kill "$MON_PID" 2>/dev/null; wait "$MON_PID" 2>/dev/null; MON_PID=; }
 
-# --- the TCP proxy ----------------------------------------------------------
-# proxy_start: a proxy to the current Redis; sets PROXY_PORT, PROXY_URL, PROXY_CTL.
-proxy_start() {
-  PROXY_CTL=$TEST_TMP/proxy.ctl
-  echo pass >"$PROXY_CTL"
-  rm -f "$TEST_TMP/proxy.port"
-  python3 "$CHAOS_DIR/proxy.py" --target-port "$REDIS_PORT" --port-file "$TEST_TMP/proxy.port" \
-    --ctl "$PROXY_CTL" --log "$TEST_TMP/proxy.log" --max-seconds 600 &
-  PROXY_PID=$!
-  _pids+=("$PROXY_PID")
-  echo "$PROXY_PID" >>"$TEST_TMP/proxy.pid"
-  wait_until 5 has_file "$TEST_TMP/proxy.port" || { echo "FAIL: the proxy did not start"; exit 1; }
-  PROXY_PORT=$(cat "$TEST_TMP/proxy.port")
-  PROXY_URL="redis://127.0.0.1:$PROXY_PORT"
-}
-# proxy_mode MODE [MS]: pass | silent | blackhole | drop | delay MS | delay-up MS | delay-down MS
-proxy_mode() {
-  echo "$*" >"$PROXY_CTL.tmp" && mv "$PROXY_CTL.tmp" "$PROXY_CTL"
-  sleep 0.04 # the proxy reads its control file every 20ms
-}
+# --- the TCP proxy: proxy_start, proxy_mode (../integration/lib.sh) ---------
 
 # --- clocks -----------------------------------------------------------------
 # build_fakeclock: compiles fakeclock.so once per scenario; sets FAKECLOCK_SO.

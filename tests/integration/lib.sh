@@ -315,6 +315,29 @@ bg_done() { [ -s "$1.rc" ]; }
 bg_rc() { cat "$1.rc" 2>/dev/null || echo none; }
 bg_t() { cat "$1.t" 2>/dev/null || echo 0; }
 
+# --- the TCP proxy (tests/chaos/proxy.py): delays, silences, drops ----------
+RLOCK_PROXY=$(cd "$(dirname "${BASH_SOURCE[0]}")/../chaos" && pwd)/proxy.py
+# proxy_start [PORT]: a proxy (mode pass) to the server on loopback PORT (default:
+# the current Redis); sets PROXY_PORT, PROXY_URL, PROXY_CTL.
+proxy_start() {
+  PROXY_CTL=$TEST_TMP/proxy.ctl
+  echo pass >"$PROXY_CTL"
+  rm -f "$TEST_TMP/proxy.port"
+  python3 "$RLOCK_PROXY" --target-port "${1:-$REDIS_PORT}" --port-file "$TEST_TMP/proxy.port" \
+    --ctl "$PROXY_CTL" --log "$TEST_TMP/proxy.log" --max-seconds 600 &
+  PROXY_PID=$!
+  _pids+=("$PROXY_PID")
+  echo "$PROXY_PID" >>"$TEST_TMP/proxy.pid"
+  wait_until 5 has_file "$TEST_TMP/proxy.port" || { echo "FAIL: the proxy did not start"; exit 1; }
+  PROXY_PORT=$(cat "$TEST_TMP/proxy.port")
+  PROXY_URL="redis://127.0.0.1:$PROXY_PORT"
+}
+# proxy_mode MODE [MS]: pass | silent | blackhole | drop | delay MS | delay-up MS | delay-down MS
+proxy_mode() {
+  echo "$*" >"$PROXY_CTL.tmp" && mv "$PROXY_CTL.tmp" "$PROXY_CTL"
+  sleep 0.04 # the proxy reads its control file every 20ms
+}
+
 # wait_until SECONDS COMMAND...: polls (every 50ms) until COMMAND succeeds.
 wait_until() {
   local limit=$1; shift

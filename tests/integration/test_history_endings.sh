@@ -7,7 +7,7 @@
 # one), semaphore permits the scripts give back; a hold deleted behind rlock's
 # back before its lease end is `gone`; a run that exits 76 ends with `lost`
 # (not `renewed-late` then `released`); one ending per hold, also when a
-# script is sent twice; a Redlock's is the majority's.
+# script is sent twice, and for a run force-unlocked midway (issue 41); a Redlock's is the majority's.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/topology.sh"
 start_redis
@@ -173,7 +173,30 @@ check "run e7 holds it" wait_until 5 key_there e7
 rcli DEL e7 >/dev/null
 check "the run ends" wait_until 10 bg_done "$TEST_TMP/l2"
 check "it exits 76" test "$(bg_rc "$TEST_TMP/l2")" = 76
-check "e7: the renewal wrote gone, the run lost (got: $(kinds e7))" eval '[[ "$(kinds e7)" == acquired*" gone lost " ]]'
+check "e7: the renewal wrote gone, and the run's lost is no second ending (got: $(kinds e7))" \
+  eval '[[ "$(kinds e7)" == acquired*" gone " ]]'
+# force-unlocked mid-run (issue 41): one ending, force-unlocked, not then lost
+for mode in "" --fair --write; do
+  n=fu${mode#--}
+  bg "$TEST_TMP/fu$n" run $mode $n --ttl 1500ms -- sleep 20
+  check "run $mode $n holds it" wait_until 5 key_there $n
+  r force-unlock $n
+  expect_rc 0 "force-unlock $n"
+  check "the run $mode ends" wait_until 10 bg_done "$TEST_TMP/fu$n"
+  check "it exits 76" test "$(bg_rc "$TEST_TMP/fu$n")" = 76
+  check "$n $mode: one ending, force-unlocked (got: $(kinds $n))" \
+    eval '[ "$(kinds $n | grep -oE "released|expired|gone|lost|force-unlocked" | tr "\n" " ")" = "force-unlocked " ]'
+done
+# log_event.lua's lost (the run's best-effort event after its lease ended) after
+# a force-unlock: nothing (the hold has its ending)
+LOGEV=$(rcli -x SCRIPT LOAD <"$RLOCK_LUA/log_event.lua")
+r acquire e9 --owner t9 --ttl 30s
+r force-unlock e9
+rcli EVALSHA "$LOGEV" 2 e9 "rlock_log:{e9}" lost t9 "" '[1000,2592000000,"why","w"]' >/dev/null
+check "lost after force-unlocked: no second ending (got: $(kinds e9))" test "$(kinds e9)" = "acquired force-unlocked "
+r acquire e10 --owner t10 --ttl 30s
+rcli EVALSHA "$LOGEV" 2 e10 "rlock_log:{e10}" lost t10 "" '[1000,2592000000,"why","w"]' >/dev/null
+check "lost of an open hold: its ending (got: $(kinds e10))" test "$(kinds e10)" = "acquired lost "
 
 # --- Redlock: each master writes the ending; shown as the majority's
 start_masters 3

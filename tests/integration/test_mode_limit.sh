@@ -162,7 +162,8 @@ check "... and 'mode'" grep -q 'reserved' <<<"$out"
 check "... changing nothing" test "$(rcli EXISTS SC)" = 0
 a1=$(eval_acquire SC given 0 op2 | tr '\n' ' ')
 a2=$(eval_acquire SC given 0 op2 | tr '\n' ' ')
-check "a resend of a given token's acquisition answers as the first ($a1)" test "$a1" = "$a2"
+check "a resend of a given token's acquisition answers as the first, adding that an earlier send applied it ($a1|$a2)" \
+  test "$a2" = "${a1}1 "
 check "... and counted once (level 1)" python3 -c '
 import json,sys; assert json.loads(sys.argv[1])["count"]==1' "$(rcli HGET "$(recs SC)" given)"
 a3=$(eval_acquire SC given 0 op3 | head -1)

@@ -76,7 +76,7 @@ TEST_CASE("decode_acquire is pure: it needs no connection and undoes nothing") {
     return answer;
   };
   auto answer = eval(array({integer(1), integer(1), integer(7), integer(30000)}), 0);
-  auto result = rlock::lock::detail::decode_acquire(answer, rlock::TimePoint{});
+  auto result = rlock::lock::detail::decode_acquire(answer, rlock::TimePoint{}, Millis(30000));
   CHECK(result.acquired);
   CHECK_FALSE(result.reentered);
   CHECK(result.fence == 7);
@@ -86,19 +86,24 @@ TEST_CASE("decode_acquire is pure: it needs no connection and undoes nothing") {
   // The busy answers: a fair waiter's turn and a layout, typed once.
   rlock::redis::Reply nil;
   auto turn = rlock::lock::detail::decode_acquire(
-      eval(array({integer(0), str("head"), integer(-2), str("hash"), nil}), -1), rlock::TimePoint{});
+      eval(array({integer(0), str("head"), integer(-2), str("hash"), nil}), -1), rlock::TimePoint{}, Millis(30000));
   CHECK_FALSE(turn.acquired);
   CHECK(turn.holder.queue_turn);
   CHECK(turn.holder.layout == Layout::none);
   auto rw = rlock::lock::detail::decode_acquire(
       eval(array({integer(0), str("w:write"), integer(5000), str("hash"), nil, str("write")}), -1),
-      rlock::TimePoint{});
+      rlock::TimePoint{}, Millis(30000));
   CHECK(rw.holder.layout == Layout::write);
   CHECK_FALSE(rw.holder.queue_turn);
   // Every permit taken: the semaphore's key type and layout (no pseudo-type).
   auto permits = rlock::lock::detail::decode_acquire(
-      {array({integer(0), str("p1"), integer(800), str("string"), nil, str("semaphore")}), -1, {}, {}},
-      rlock::TimePoint{});
+      {array({integer(0), str("p1"), integer(800), str("string"), nil, str("semaphore")}),
+       -1,
+       {},
+       {},
+       {},
+       {}},
+      rlock::TimePoint{}, Millis(30000));
   CHECK(permits.holder.type == rlock::lock::KeyType::string);
   CHECK(permits.holder.layout == Layout::semaphore);
   CHECK(permits.holder.owner == "p1");

@@ -296,3 +296,52 @@ TEST_CASE("stopping: the guardian gone before CMD: SIGKILL to the tree, said aft
   CHECK(stopping.turn(t0, holding(), {true, true, true}, tree).finished);
   CHECK(stopping.plan().exit_status(0) == 128 + SIGKILL);
 }
+
+TEST_CASE("stopping: CMD's end seen only after the lease ran out (rlock stopped past it): exit 76, said with "
+          "when it ran out and how long rlock did not run (issue 41)") {
+  LeaseState lease = holding();
+  lease.stop_at = t0 + 700ms;
+  lease.kill_at = t0 + 900ms;
+  FakeTree tree;
+  tree.procs = {{60, "job"}};
+  Stopping stopping(config(), k_settings);
+  auto turn = stopping.turn(t0 + 50ms, lease, {false, false, false}, tree);
+  CHECK(turn.wake == t0 + 700ms);
+  // rlock stopped from then until t0 + 3.05s; CMD ended meanwhile.
+  tree.procs.clear();
+  turn = stopping.turn(t0 + 3050ms, lease, {false, true, true}, tree);
+  CHECK(turn.finished);
+  CHECK(tree.take().empty()); // nothing left to signal
+  REQUIRE(turn.said.size() == 1);
+  CHECK(turn.said[0] ==
+        Said{Said::Level::error,
+             "run \"L\" on redis://h: lock lost: the lease ran out 2.2s before CMD's end was "
+             "seen: rlock did not run for 3s (stopped, or the machine slept), so CMD ran part "
+             "of its time unprotected"});
+  CHECK(stopping.plan().exit_status(0) == 76);
+  CHECK_FALSE(
+      stopping.plan().release(t0 + 3050ms, view(lease)).send); // it may have expired: nothing to release
+
+  // Seen before the lease's kill time: CMD's own status, nothing said.
+  Stopping in_time(config(), k_settings);
+  CHECK(in_time.turn(t0 + 50ms, lease, {false, false, false}, tree).said.empty());
+  turn = in_time.turn(t0 + 899ms, lease, {false, true, true}, tree);
+  CHECK(turn.finished);
+  CHECK(turn.said.empty());
+  CHECK(in_time.plan().exit_status(3) == 3);
+
+  // --on-lost ignore: a warning, CMD's status.
+  Stopping ignoring(config(OnLost::ignore), k_settings);
+  turn = ignoring.turn(t0 + 4s, lease, {false, true, true}, tree);
+  REQUIRE(turn.said.size() == 1);
+  CHECK(turn.said[0].level == Said::Level::warning);
+  CHECK(ignoring.plan().exit_status(3) == 3);
+
+  // A loss already handled (stopped at stop_at): no second message.
+  FakeTree job;
+  job.procs = {{61, "job"}};
+  Stopping stopped(config(), k_settings);
+  CHECK(stopped.turn(t0 + 700ms, lease, {false, false, false}, job).said.size() == 1);
+  CHECK(stopped.turn(t0 + 2s, lease, {false, true, true}, job).said.empty());
+  CHECK(stopped.plan().exit_status(0) == 76);
+}

@@ -40,8 +40,10 @@ OwnerCheck owner_check(long long code);
 // lease_ms} acquired (1) or re-entered (2), or the busy answer (decode_holder),
 // with the replicas that acknowledged it. Pure: the caller then calls
 // undo_if_unsynced. A layout's own answers are the caller's to handle first;
-// retry_after is left to it.
-AcquireResult decode_acquire(const redis::EvalReply& answer, TimePoint sent_at);
+// retry_after is left to it. A grant's sent_at is lock::lease_start's, from
+// the answer's sends, `called` (when the caller asked) and `asked` (the lease
+// asked for): a lease of `asked` from sent_at is proven; a busy answer's: `called`.
+AcquireResult decode_acquire(const redis::EvalReply& answer, TimePoint called, Millis asked);
 
 // The answer every release script gives: {n} released, n levels still held (0:
 // this hold is gone); or owner_check's {-1}, {-2, holder}, {-3, type}, {-4,

@@ -27,8 +27,7 @@ constexpr Millis k_refresh_every{1000};
 
 AcquireResult fair_try_acquire(redis::Client& client, const AcquireRequest& request, const std::string& op_id,
                                const redis::RetryScope& scope, bool join_queue) {
-  // A resend only makes the true send time later, so this bound stays on the safe side.
-  TimePoint sent_at = Clock::now();
+  const TimePoint called = Clock::now(); // lease_start's bound
   const auto& keys = request.keys;
   auto args = with_process({request.owner, ms(request.lease), request.own_token ? "1" : "0",
                             ms(scope.policy.latch_lifetime()), request.info.host, std::to_string(request.info.pid),
@@ -40,7 +39,7 @@ AcquireResult fair_try_acquire(redis::Client& client, const AcquireRequest& requ
                                        keys.queue, keys.queue_timeouts, keys.waiters};
   with_history(script_keys, args, keys, acquisition_history(request));
   auto answer = run_script(client, scope, scripts::fair_acquire, script_keys, args, request.sync);
-  AcquireResult result = decode_acquire(answer, sent_at);
+  AcquireResult result = decode_acquire(answer, called, request.lease);
   undo_if_unsynced(client, request, result, answer);
   if (!result.acquired && join_queue) {
     result.retry_after = k_refresh_every; // keeps the place: the give-up time moves on at each attempt

@@ -6,6 +6,7 @@
 #include <rlock/lock/detail.hpp>
 #include <rlock/lock/history.hpp>
 #include <rlock/lock/layouts.hpp>
+#include <rlock/lock/lease.hpp>
 #include <rlock/lock/lock.hpp>
 #include <rlock/redis/errors.hpp>
 #include <rlock/redis/script.hpp>
@@ -312,12 +313,23 @@ redis::EvalReply run_script(redis::Client& client, const redis::RetryScope& scop
                             const redis::SyncReplicas& sync) {
   redis::RetryScope routed = scope;
   routed.reroutes = [&client] { return client.reroutes(); };
+  // The earliest send that got no answer: it may have been applied, and a
+  // later send answered from its latch (lock::lease_start).
+  std::optional<TimePoint> unanswered;
   auto send = [&](const std::vector<std::string>& k, const std::vector<std::string>& a) {
     redis::EvalReply result;
     redis::send_with_retries(routed, [&] {
-      result = client.eval(script, k, a, sync);
+      try {
+        result = client.eval(script, k, a, sync);
+      } catch (const RedisError& e) {
+        if (auto at = e.sent_at(); at && (!unanswered || *at < *unanswered)) {
+          unanswered = at;
+        }
+        throw;
+      }
       return result.reply;
     });
+    result.earlier_unanswered = unanswered;
     return result;
   };
   // Refused before the script ran (key patterns are checked first): nothing
@@ -428,10 +440,10 @@ void undo_if_unsynced(redis::Client& client, const AcquireRequest& request, cons
   throw RedisError(RedisErrorKind::unsynced, fmt::format("{}; {}", unsynced_phrase(answer), undone));
 }
 
-AcquireResult decode_acquire(const redis::EvalReply& answer, TimePoint sent_at) {
+AcquireResult decode_acquire(const redis::EvalReply& answer, TimePoint called, Millis asked) {
   const auto& reply = answer.reply;
   AcquireResult result;
-  result.sent_at = sent_at;
+  result.sent_at = called;
   long long code = element(reply, 0).as_integer();
   if (code != 1 && code != 2) {
     result.holder = decode_holder(reply);
@@ -445,6 +457,10 @@ AcquireResult decode_acquire(const redis::EvalReply& answer, TimePoint sent_at) 
   result.fence = element(reply, 2).as_integer();
   result.lease = Millis(element(reply, 3).as_integer());
   result.replicas_acked = answer.acked;
+  // An answer from the latch (a fifth element 1): an earlier send applied it.
+  const bool replayed = reply.elements.size() > 4 && reply.elements[4].type == redis::Reply::Type::integer &&
+                        reply.elements[4].integer == 1;
+  result.sent_at = lease_start({called, answer.sent, answer.earlier_unanswered}, replayed, result.lease, asked);
   return result;
 }
 
@@ -555,8 +571,7 @@ AcquireResult try_acquire(redis::Client& client, const AcquireRequest& request, 
   case Mode::limit:
     return permit_try_acquire(client, request, op_id, scope);
   }
-  // A resend only makes the true send time later, so this bound stays on the safe side.
-  TimePoint sent_at = Clock::now();
+  const TimePoint called = Clock::now(); // lease_start's bound: the lease starts no earlier
   const auto& keys = request.keys;
   auto args = with_process({request.owner, ms(request.lease), request.own_token ? "1" : "0",
                             ms(scope.policy.latch_lifetime()), request.info.host, std::to_string(request.info.pid),
@@ -573,7 +588,7 @@ AcquireResult try_acquire(redis::Client& client, const AcquireRequest& request, 
   args.push_back(turn && turn->queued ? "1" : "0");
   with_history(script_keys, args, keys, acquisition_history(request));
   auto answer = run_script(client, scope, scripts::acquire, script_keys, args, request.sync);
-  auto result = decode_acquire(answer, sent_at);
+  auto result = decode_acquire(answer, called, request.lease);
   undo_if_unsynced(client, request, result, answer);
   return result;
 }

@@ -95,7 +95,7 @@ struct AcquireResult {
   long long count = 0; // reentry count after this acquisition
   long long fence = 0; // fencing token of the current hold
   Millis lease{0};
-  TimePoint sent_at; // when the request that answered was first sent (lease start bound)
+  TimePoint sent_at; // a lease of the length asked runs from here at least (lock::lease_start; Redlock: the round's start)
   Holder holder;     // when !acquired
   // When busy: attempt again within this long at the latest even without a
   // release message (0: no such bound). A fair waiter keeps its place in the

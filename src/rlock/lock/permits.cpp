@@ -23,8 +23,7 @@ constexpr long long k_size_mismatch = -5;
 
 AcquireResult permit_try_acquire(redis::Client& client, const AcquireRequest& request,
                                  const std::string& op_id, const redis::RetryScope& scope) {
-  // A resend only makes the true send time later, so this bound stays on the safe side.
-  TimePoint sent_at = Clock::now();
+  const TimePoint called = Clock::now(); // lease_start's bound
   const auto& keys = request.keys;
   std::vector<std::string> script_keys{keys.name,          keys.permit_timeouts, keys.permit_channel,
                                        keys.fence_key,     keys.permit_records,
@@ -49,7 +48,7 @@ AcquireResult permit_try_acquire(redis::Client& client, const AcquireRequest& re
                     "name must give the same --limit (it is resized only while no permit is held)",
                     request.mode.limit, quote(keys.name), total, held));
   }
-  AcquireResult result = decode_acquire(answer, sent_at);
+  AcquireResult result = decode_acquire(answer, called, request.lease);
   undo_if_unsynced(client, request, result, answer);
   if (!result.acquired && result.holder.layout == Layout::semaphore && result.holder.ttl.count() >= 0) {
     // Every permit is held: look again when the first of their leases ends (a

@@ -27,8 +27,7 @@ std::string_view side_of(Mode mode) {
 
 AcquireResult rw_try_acquire(redis::Client& client, const AcquireRequest& request, const std::string& op_id,
                              const redis::RetryScope& scope) {
-  // A resend only makes the true send time later, so this bound stays on the safe side.
-  TimePoint sent_at = Clock::now();
+  const TimePoint called = Clock::now(); // lease_start's bound
   const auto& keys = request.keys;
   const bool writer = request.mode.mode == Mode::write;
   // Only a writer that will wait records an intent (a single attempt, -n, leaves none).
@@ -43,7 +42,7 @@ AcquireResult rw_try_acquire(redis::Client& client, const AcquireRequest& reques
   args.emplace_back(redis::k_deadline_slot);
   with_history(script_keys, args, keys, acquisition_history(request));
   auto answer = run_script(client, scope, scripts::rw_acquire, script_keys, args, request.sync);
-  AcquireResult result = decode_acquire(answer, sent_at);
+  AcquireResult result = decode_acquire(answer, called, request.lease);
   undo_if_unsynced(client, request, result, answer);
   const auto& reply = answer.reply;
   if (result.acquired) {

@@ -2,6 +2,7 @@
 // taken), released and renewed together.
 
 #include <rlock/core/clock.hpp>
+#include <rlock/core/duration.hpp>
 #include <rlock/core/errors.hpp>
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
@@ -22,10 +23,6 @@ std::vector<std::size_t> take_order(const std::vector<LockKeys>& locks) {
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return locks[a].name < locks[b].name; });
   return order;
-}
-
-bool lease_is_stale(TimePoint lease_start, TimePoint last_taken, Millis lease) {
-  return last_taken - lease_start > lease / 10;
 }
 
 Millis keep_alive_every(Millis lease) {
@@ -51,6 +48,24 @@ void renew_held(Store& store, const LockKeys& keys, const AcquireRequest& reques
   }
   taken.sent_at = sent; // the lease now runs from this send at least
   taken.lease = renewed.lease.count() > 0 ? renewed.lease : request.lease;
+}
+
+// A lock whose answer came late, renewed before it is used: nothing when it
+// is still ours (its lease now runs from the renewal), else why it is not
+// used. Throws what the renewal throws when it gets no answer.
+std::optional<std::string> renewed_or_late(Store& store, const LockKeys& keys, const AcquireRequest& request,
+                                           AcquireResult& taken) {
+  try {
+    renew_held(store, keys, request, taken, "before it could be used");
+  } catch (const RedisError&) {
+    throw;
+  } catch (const Error& e) {
+    if (e.outcome() != Outcome::lost) {
+      throw;
+    }
+    return e.what();
+  }
+  return std::nullopt;
 }
 
 // Releases what acquire_all took (latest first). Never throws: the locks are
@@ -130,64 +145,97 @@ Taken acquire_all(Store& store, const AcquireRequest& request, const std::vector
   };
   const auto order = take_order(locks);
   std::size_t tried = 0; // names of `order` tried so far
-  try {
-    for (auto index : order) {
-      ++tried;
-      AcquireRequest one = request;
-      one.keys = locks[index];
-      if (request.wait) {
-        // Each lock waits for what is left of the one deadline (at least one attempt).
-        one.wait = std::max(Millis(0), std::chrono::duration_cast<Millis>(deadline - Clock::now()));
-      }
-      BusyCallback named;
-      if (on_busy) {
-        named = [&on_busy, &name = locks[index].name](const Holder& holder, Millis left) {
-          on_busy(name, holder, left);
-        };
-      }
-      awaited = &locks[index].name;
-      keep.due = TimePoint::max();
-      for (auto h : held) {
-        keep.due = std::min(keep.due, taken.results[h].sent_at + keep.every);
-      }
-      taken.results[index] = store.acquire(one, signals, named, held.empty() ? KeepAlive{} : keep);
-      if (!taken.results[index].acquired) {
-        taken.busy = index;
-        undo(store, locks, held, request);
-        return taken;
-      }
-      held.push_back(index);
-    }
-    // Every lease full from now: those taken before a wait are renewed once more
-    // (and confirmed ours: a lock lost meanwhile fails the whole acquisition).
-    const TimePoint last_taken = held.empty() ? Clock::now() : taken.results[held.back()].sent_at;
-    for (std::size_t i = 0; i + 1 < held.size(); ++i) {
-      if (lease_is_stale(taken.results[held[i]].sent_at, last_taken, request.lease)) {
-        renew_held(store, locks[held[i]], request, taken.results[held[i]],
-                   "while the others were awaited");
-      }
-    }
-  } catch (const RedisError& e) {
-    if (acquisition_unavailable(e.kind())) {
-      const std::size_t from = keep_alive_failed ? tried - 1 : tried;
-      if (auto busy = first_busy(store, request, locks, order, from, held, taken)) {
-        if (keep_alive_failed) {
-          log::warning("could not keep the names taken alive while waiting for {}: {}", quote(*awaited),
-                       e.what());
+  // Why the last round's locks were not used: an answer came too late.
+  std::optional<std::string> late;
+  // Bounded: each round takes every name again, only while -w has time left.
+  for (;; late.reset()) {
+    try {
+      for (auto index : order) {
+        ++tried;
+        AcquireRequest one = request;
+        one.keys = locks[index];
+        if (request.wait) {
+          // Each lock waits for what is left of the one deadline (at least one attempt).
+          one.wait = std::max(Millis(0), std::chrono::duration_cast<Millis>(deadline - Clock::now()));
         }
-        taken.busy = *busy;
-        undo(store, locks, held, request);
-        return taken;
+        BusyCallback named;
+        if (on_busy) {
+          named = [&on_busy, &name = locks[index].name](const Holder& holder, Millis left) {
+            on_busy(name, holder, left);
+          };
+        }
+        awaited = &locks[index].name;
+        keep.due = TimePoint::max();
+        for (auto h : held) {
+          keep.due = std::min(keep.due, taken.results[h].sent_at + keep.every);
+        }
+        taken.results[index] = store.acquire(one, signals, named, held.empty() ? KeepAlive{} : keep);
+        if (!taken.results[index].acquired) {
+          taken.busy = index;
+          undo(store, locks, held, request);
+          return taken;
+        }
+        held.push_back(index);
+        // Its answer came late (issue 41): renewed before it is used, and not
+        // used when it is not ours any more.
+        if (lease_is_stale(taken.results[index].sent_at, Clock::now(), request.lease)) {
+          late = renewed_or_late(store, locks[index], request, taken.results[index]);
+          if (late) {
+            break;
+          }
+        }
       }
+      // Every lease full from now: those taken before a wait are renewed once more
+      // (and confirmed ours: a lock lost meanwhile fails the whole acquisition).
+      const TimePoint last_taken = held.empty() ? Clock::now() : taken.results[held.back()].sent_at;
+      for (std::size_t i = 0; !late && i + 1 < held.size(); ++i) {
+        if (lease_is_stale(taken.results[held[i]].sent_at, last_taken, request.lease)) {
+          renew_held(store, locks[held[i]], request, taken.results[held[i]], "while the others were awaited");
+        }
+      }
+      // Nothing is used on a lease with no more than its margin left.
+      for (std::size_t i = 0; !late && i < held.size(); ++i) {
+        const auto& result = taken.results[held[i]];
+        if (!lease_left_enough(result.sent_at, request.lease, Clock::now())) {
+          late = fmt::format("{} had no more than {} of its lease left when its answer came",
+                             quote(locks[held[i]].name), format_duration(lease_margin(request.lease)));
+        }
+      }
+      if (late) {
+        undo(store, locks, held, request);
+        held.clear();
+        tried = 0;
+        if (request.wait && Clock::now() < deadline) {
+          log::debug("taking every name again: {}", *late);
+          continue;
+        }
+        break; // thrown below, out of the try: nothing is held, nothing more to try
+      }
+    } catch (const RedisError& e) {
+      if (acquisition_unavailable(e.kind())) {
+        const std::size_t from = keep_alive_failed ? tried - 1 : tried;
+        if (auto busy = first_busy(store, request, locks, order, from, held, taken)) {
+          if (keep_alive_failed) {
+            log::warning("could not keep the names taken alive while waiting for {}: {}", quote(*awaited),
+                         e.what());
+          }
+          taken.busy = *busy;
+          undo(store, locks, held, request);
+          return taken;
+        }
+      }
+      undo(store, locks, held, request);
+      throw;
+    } catch (...) {
+      undo(store, locks, held, request);
+      throw;
     }
-    undo(store, locks, held, request);
-    throw;
-  } catch (...) {
-    undo(store, locks, held, request);
-    throw;
+    taken.acquired = true;
+    return taken;
   }
-  taken.acquired = true;
-  return taken;
+  // Unavailable as a LATE answer is (69, and what run --if-unavailable acts on):
+  // nothing was kept.
+  throw RedisError(RedisErrorKind::late, fmt::format("{} (Redis answered too late; nothing is held)", *late));
 }
 
 void warn_not_released(std::string_view label, const std::string& name, const std::exception& why) noexcept {

@@ -3,6 +3,7 @@
 // Several locks as one: all or none, in one order, released together.
 
 #include <rlock/core/signals.hpp>
+#include <rlock/lock/lease.hpp>
 #include <rlock/lock/store.hpp>
 
 #include <exception>
@@ -32,11 +33,6 @@ using NamedBusyCallback = std::function<void(const std::string& name, const Hold
 // The order locks are taken in: indexes into `locks`, bytewise by name.
 std::vector<std::size_t> take_order(const std::vector<LockKeys>& locks);
 
-// Whether a lock whose current lease began at `lease_start` is renewed once
-// more after the last of several was taken at `last_taken`: when it began more
-// than lease/10 before (a wait came between them), so that every lease of the
-// set starts at about the same time. Pure.
-bool lease_is_stale(TimePoint lease_start, TimePoint last_taken, Millis lease);
 // How often acquire_all renews the locks it holds while it waits for the
 // others: TTL/3, as the renewal thread of `run` (at least 10ms).
 Millis keep_alive_every(Millis lease);
@@ -46,9 +42,13 @@ Millis keep_alive_every(Millis lease);
 // already taken are kept alive: renewed every TTL/3 (KeepAlive), each renewal
 // confirming the lock is still ours (one Redis does not answer is tried again
 // at the next interval: the waiter keeps trying until its deadline). Once the
-// last one is taken, an earlier one whose lease began too long before
-// (lease_is_stale) is renewed once more, so every lease is full and every
-// result's sent_at is the start of a lease confirmed now. When one is busy at the deadline, or anything throws (a signal,
+// last one is taken, every one whose lease began too long before
+// (lease_is_stale: an earlier one a wait came after, or one whose answer came
+// late) is renewed once more, so every lease is full and every result's
+// sent_at is the start of a lease confirmed now; one that then has no more
+// than lease_margin left (lease_left_enough, issue 41) is not used: with -w
+// time left, all are released and taken again, else RedisError(late), with
+// nothing held. When one is busy at the deadline, or anything throws (a signal,
 // Redis unreachable, a lock taken earlier found lost: Error(lost), 76), the
 // locks taken so far are released (latest first) before it returns or rethrows.
 Taken acquire_all(Store& store, const AcquireRequest& request, const std::vector<LockKeys>& locks,

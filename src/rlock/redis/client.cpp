@@ -252,7 +252,14 @@ RedisError Client::at_node(const RedisError& error, const Endpoint& node) const 
   if (!m_target.is_cluster() && !m_target.is_sentinel() && node_key(node) == node_key(m_target)) {
     return error; // the node the URL names: the caller's context says which
   }
-  return RedisError(error.kind(), fmt::format("{}: {}", node.display(), error.what()));
+  RedisError named(error.kind(), fmt::format("{}: {}", node.display(), error.what()));
+  if (auto at = error.settles_at()) {
+    named.set_settles_at(*at);
+  }
+  if (auto at = error.sent_at()) {
+    named.set_sent_at(*at);
+  }
+  return named;
 }
 
 void Client::load_slot_map() {
@@ -455,10 +462,16 @@ EvalReply Client::eval(const Script& script, const std::vector<std::string>& key
       if (refresh_view) {
         after.push_back({"CLUSTER", "NODES"}); // ... and the replicas the cluster may promote
       }
+      TimePoint sent{};
       auto replies = eval_batch(conn, script, evalsha, before, after,
-                                required.count > 0 ? required.timeout : Millis(0));
+                                required.count > 0 ? required.timeout : Millis(0), &sent);
       learn_mode(conn);
-      EvalReply result{std::move(replies.front()), -1, required, reroutes() ? node.display() : std::string()};
+      EvalReply result{std::move(replies.front()),
+                       -1,
+                       required,
+                       reroutes() ? node.display() : std::string(),
+                       sent,
+                       std::nullopt};
       if (required.count > 0) {
         result.acked = replies[1].as_integer();
       }

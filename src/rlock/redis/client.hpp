@@ -61,6 +61,12 @@ struct EvalReply {
   long long acked = -1; // replicas that acknowledged (WAIT), -1 when no WAIT was needed
   SyncReplicas required; // what required_sync() asked of this write (count 0: no WAIT)
   std::string node; // where it ran, when the deployment chose (a Cluster's primary, Sentinel's); else ""
+  // When the send that got this answer went out (after finding the node and
+  // connecting: nothing before it, a seed's silence, a LATE send, counts).
+  TimePoint sent{};
+  // The earliest earlier send of the same request that got no answer (it may
+  // have been applied, and this send answered from its latch): run_script's.
+  std::optional<TimePoint> earlier_unanswered;
 };
 
 // The one way rlock talks to a deployment: a standalone server, a Redis Cluster

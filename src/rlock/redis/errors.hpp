@@ -46,10 +46,16 @@ public:
   // send_with_retries waits for it before it gives up on the request.
   std::optional<TimePoint> settles_at() const { return m_settles_at; }
   void set_settles_at(TimePoint at) { m_settles_at = at; }
+  // A script request that got no answer: when its bytes went out (after the
+  // connect; eval_batch). It may have been applied then or later, never before:
+  // where a lease starts when a resend finds it applied (lock::lease_start).
+  std::optional<TimePoint> sent_at() const { return m_sent_at; }
+  void set_sent_at(TimePoint at) { m_sent_at = at; }
 
 private:
   RedisErrorKind m_kind;
   std::optional<TimePoint> m_settles_at;
+  std::optional<TimePoint> m_sent_at;
 };
 
 // Turns an error reply's text ("WRONGPASS invalid ...") into a typed error whose

@@ -3,6 +3,7 @@
 
 #include <rlock/core/log.hpp>
 #include <rlock/redis/errors.hpp>
+#include <rlock/redis/retry.hpp>
 #include <rlock/redis/script.hpp>
 #include <rlock/redis/server_clock.hpp>
 
@@ -87,7 +88,8 @@ Argv evalsha_argv(const Script& script, const std::vector<std::string>& keys,
 }
 
 std::vector<Reply> eval_batch(Connection& conn, const Script& script, const Argv& evalsha,
-                              const std::vector<Argv>& before, const std::vector<Argv>& after, Millis extra) {
+                              const std::vector<Argv>& before, const std::vector<Argv>& after, Millis extra,
+                              TimePoint* sent_out) {
   // A command after the script (WAIT) would run even when the script is not
   // cached (NOSCRIPT), and WAIT blocks for its whole timeout: on a connection
   // that has not run this script yet, SCRIPT LOAD goes first in the batch.
@@ -107,8 +109,9 @@ std::vector<Reply> eval_batch(Connection& conn, const Script& script, const Argv
     std::from_chars(evalsha[2].data(), evalsha[2].data() + evalsha[2].size(), keys);
     deadline_at = 3 + keys + static_cast<std::size_t>(script.deadline_arg) - 1;
     if (deadline_at >= evalsha.size() || evalsha[deadline_at] != k_deadline_slot) {
-      throw Error(Outcome::failed, fmt::format("internal: the {} script's ARGV[{}] is not its deadline slot",
-                                               script.name, script.deadline_arg));
+      throw Error(rlock::Outcome::failed,
+                  fmt::format("internal: the {} script's ARGV[{}] is not its deadline slot", script.name,
+                              script.deadline_arg));
     }
   }
   const std::string server = server_key(conn.endpoint());
@@ -127,6 +130,9 @@ std::vector<Reply> eval_batch(Connection& conn, const Script& script, const Argv
     }
     try {
       auto replies = conn.pipeline(batch, extra);
+      if (sent_out != nullptr) {
+        *sent_out = sent;
+      }
       conn.note_script(script.sha);
       replies.erase(replies.begin(), replies.begin() + static_cast<long>(before.size() + (load_first ? 1 : 0)));
       return replies;
@@ -139,6 +145,9 @@ std::vector<Reply> eval_batch(Connection& conn, const Script& script, const Argv
         if (auto at = late_server_ms(e.what())) {
           server_clocks::take(server, {sent, Clock::now(), *at});
         }
+      }
+      if (outcome_of(e.kind()) == Outcome::unknown) {
+        e.set_sent_at(sent); // it may have been applied from then on
       }
       if (deadline_at > 0 && (e.kind() == RedisErrorKind::timeout || e.kind() == RedisErrorKind::io)) {
         if (auto settles = server_clocks::settled_after(server, deadline)) {

@@ -42,9 +42,12 @@ Argv evalsha_argv(const Script& script, const std::vector<std::string>& keys,
 // estimate was wrong: the server's clock was stepped, or this host's wall
 // clock is behind it before the first sample) changed nothing: the batch is
 // sent once more at once with the clock it told. An unanswered send (timeout,
-// io) throws with RedisError::settles_at set.
+// io) throws with RedisError::settles_at set, and, as every error of a send
+// whose outcome is unknown, RedisError::sent_at. `sent`: set to when the
+// answered send went out (after connecting; the send a LATE answer repeated).
 std::vector<Reply> eval_batch(Connection& conn, const Script& script, const Argv& evalsha,
-                              const std::vector<Argv>& before, const std::vector<Argv>& after, Millis extra);
+                              const std::vector<Argv>& before, const std::vector<Argv>& after, Millis extra,
+                              TimePoint* sent = nullptr);
 
 } // namespace rlock::redis
 

@@ -47,6 +47,14 @@ StopPlan::Step StopPlan::step(TimePoint now, const LeaseView& lease, bool renewi
   // rlock had died, and the lock is released.
   bool abandoned = m_orphaned && m_config.on_lost == OnLost::ignore;
   if ((cmd_exited && tree_empty) || abandoned) {
+    // CMD's end seen only once the lease could have ended, with no stop
+    // begun: rlock did not run from before the lease's stop time until after
+    // its kill time (stopped, the machine asleep), so CMD may have run past
+    // its lease, unprotected (issue 41).
+    if (!m_lost && !abandoned && now >= lease.kill_at) {
+      m_lost = true;
+      (m_config.on_lost == OnLost::ignore ? step.loss_ignored : step.why) = Why::lapsed;
+    }
     step.finished = true;
     return step;
   }

@@ -46,7 +46,10 @@ public:
   };
 
   // Why CMD's tree is being stopped (for the message, after the signal).
-  enum class Why { none, lost, unconfirmed, max_hold, leftovers, orphaned };
+  // lapsed: CMD's end was seen only once the lease could have ended (rlock
+  // was stopped or the machine slept past it): CMD ran part of its time
+  // unprotected; nothing is left to stop, but the run exits 76 (issue 41).
+  enum class Why { none, lost, unconfirmed, max_hold, leftovers, orphaned, lapsed };
 
   struct Step {
     bool start_renewals = false;       // start the renewal thread now
@@ -69,8 +72,9 @@ public:
   // at the next step and CMD goes on, unprotected, as if rlock had died.
   void orphaned() { m_orphaned = true; }
 
-  // The exit status of the run: 76 when the lock was lost (unless ignored) or
-  // --max-hold ran out, else CMD's own.
+  // The exit status of the run: 76 when the lock was lost (unless ignored),
+  // its lease ran out before CMD's end was seen (lapsed) or --max-hold ran
+  // out, else CMD's own.
   int exit_status(int cmd_status) const;
 
   // After a normal end: how long to keep the lock for --hold-min (nothing:

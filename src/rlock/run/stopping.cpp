@@ -71,6 +71,7 @@ Said Stopping::stop_said(const StopPlan::Step& step, const LeaseState& lease,
                 "(SIGKILL) and releasing the lock",
                 label)};
   case StopPlan::Why::none:
+  case StopPlan::Why::lapsed: // nothing left to stop: said as the run ends (turn)
     break;
   }
   return {};
@@ -89,10 +90,23 @@ Stopping::Turn Stopping::turn(TimePoint now, const LeaseState& lease, const Fact
   }
   auto step = m_plan.step(now, {lease.stop_at, lease.kill_at, lease.lost}, facts.renewing, facts.cmd_exited,
                           facts.tree_empty);
+  const TimePoint last_turn = m_last_turn.value_or(now);
+  m_last_turn = now;
   turn.finished = step.finished;
   turn.start_renewals = step.start_renewals;
   turn.wake = step.wake;
   if (step.finished) {
+    const auto lapsed = step.why == StopPlan::Why::lapsed ? step.why : step.loss_ignored;
+    if (lapsed == StopPlan::Why::lapsed) {
+      turn.said.push_back(
+          {step.why == lapsed ? Said::Level::error : Said::Level::warning,
+           fmt::format(
+               "{}: lock lost: the lease ran out {} before CMD's end was seen: rlock did not run for {} "
+               "(stopped, or the machine slept), so CMD ran part of its time unprotected{}",
+               m_settings.label, format_duration(std::chrono::floor<Millis>(now - lease.kill_at)),
+               format_duration(std::chrono::floor<Millis>(now - last_turn)),
+               step.why == lapsed ? "" : " (--on-lost ignore)")});
+    }
     return turn;
   }
   // Stop first, say after: nothing about stopping CMD waits on output.

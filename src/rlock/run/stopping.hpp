@@ -78,7 +78,9 @@ public:
   // and only then is it put into words: why (the lease's reason, --max-hold,
   // what CMD left running, its guardian's death) and with which signal.
   // With --wait-descendants, CMD's exit with processes left says it waits
-  // for them (named), once.
+  // for them (named), once. CMD's end seen only after the lease ran out says
+  // when it ran out and how long rlock did not run (since the turn before).
+  // Called again before the wake time asked for at the latest.
   Turn turn(TimePoint now, const LeaseState& lease, const Facts& facts, ProcessTree& tree);
 
   // The plan: orphaned(), exit_status(), release(), hold_for().
@@ -92,6 +94,7 @@ private:
   StopPlan m_plan;
   Settings m_settings;
   bool m_exit_seen = false;
+  std::optional<TimePoint> m_last_turn; // the turn before: rlock was running then
 };
 
 } // namespace rlock::run

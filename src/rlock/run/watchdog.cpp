@@ -3,6 +3,7 @@
 
 #include <rlock/core/log.hpp>
 #include <rlock/core/text.hpp>
+#include <rlock/lock/lease.hpp>
 #include <rlock/redis/retry.hpp>
 #include <rlock/run/watchdog.hpp>
 
@@ -14,8 +15,8 @@
 namespace rlock::run {
 
 LeaseClock::LeaseClock(Millis ttl, Millis kill_after, TimePoint first_sent)
-    : m_ttl(ttl), m_margin(std::clamp(ttl / 10, Millis(1), Millis(2000))),
-      m_grace(std::min(kill_after, ttl / 4)), m_sent(first_sent) {}
+    : m_ttl(ttl), m_margin(lock::lease_margin(ttl)), m_grace(std::min(kill_after, ttl / 4)),
+      m_sent(first_sent) {}
 
 void LeaseClock::confirmed(TimePoint sent, TimePoint now) {
   if (now >= kill_at()) {
