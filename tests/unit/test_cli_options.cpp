@@ -433,6 +433,21 @@ TEST_CASE("the recorded command line: the program and *** for each argument, unl
   CHECK(recorded_command_line({std::string(300, 'x')}, false) == std::string(200, 'x') + "...");
 }
 
+// Issue 44 (fuzz_password_file): the arguments were joined and then cut at
+// spaces, so a password of several words after -a, a PASSWORD= value with a
+// space, or a URL password with a space kept all but their first word.
+TEST_CASE("the recorded command line masks each argument whole, spaces and all") {
+  using rlock::cli::recorded_command_line;
+  CHECK(recorded_command_line({"redis-cli", "-a", "two words", "PING"}, true) == "redis-cli -a *** PING");
+  CHECK(recorded_command_line({"redis-cli", "-a", " sp@s~codic~odil il n=", "PING"}, true) ==
+        "redis-cli -a *** PING");
+  CHECK(recorded_command_line({"redis-cli", "--pass", " "}, true) == "redis-cli --pass ***");
+  CHECK(recorded_command_line({"env", "DB_PASSWORD=a b c", "job"}, true) == "env DB_PASSWORD=*** job");
+  CHECK(recorded_command_line({"job", "redis://u:p w@h"}, true) == "job redis://u:***@h");
+  // Words of one argument are one word: "-a" inside an argument is not a flag.
+  CHECK(recorded_command_line({"echo", "say -a", "visible"}, true) == "echo say -a visible");
+}
+
 TEST_CASE("--record-args, else RLOCK_RECORD_ARGS=1; a bad value is a warning and off (issue 30)") {
   g_env.clear();
   CHECK_FALSE(parse({"acquire", "L"}).global.record_args);
