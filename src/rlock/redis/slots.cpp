@@ -212,7 +212,10 @@ std::vector<ConnectedReplica> connected_replicas(std::string_view info) {
     }
     int port = 0;
     auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-    replica.node.port = ec == std::errc() && ptr == port_text.data() + port_text.size() ? port : 0;
+    // 0 when unreadable, out of range included (issue 44: the fuzzer's
+    // "port=-2" and "port=99999" were kept as such).
+    bool readable = ec == std::errc() && ptr == port_text.data() + port_text.size() && port >= 0 && port <= 65535;
+    replica.node.port = readable ? port : 0;
     out.push_back(std::move(replica));
   });
   return out;
