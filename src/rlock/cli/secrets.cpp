@@ -148,14 +148,23 @@ std::string redact_command_line(std::string_view command) {
 }
 
 std::string recorded_command_line(const std::vector<std::string>& argv, bool with_args, std::size_t max_bytes) {
-  // Each argument masked as a whole (issue 44: joined first and then cut at
-  // spaces, `-a 'two words'` kept "words", and `PASSWORD='a b'` kept "b").
+  // Each argument masked first as a whole, then word by word (issue 44:
+  // joined and only then cut at spaces, `-a 'two words'` kept "words",
+  // `PASSWORD='a b'` kept "b", and a URL password with a space kept part of
+  // it); word by word still finds what a shell script given as one argument
+  // holds (sh -c '... -a PW ...').
   std::string text;
   bool after_flag = false;
   for (std::size_t i = 0; i < argv.size(); ++i) {
+    const std::string& arg = argv[i];
     text += i == 0 ? "" : " ";
-    text += i == 0 || with_args ? redact_word(argv[i], after_flag) : std::string("***");
-    after_flag = is_password_flag(argv[i]);
+    if (i > 0 && (!with_args || after_flag)) {
+      text += "***";
+    } else {
+      text += redact_command_line(redact_word(arg, false));
+    }
+    auto last_space = arg.rfind(' ');
+    after_flag = is_password_flag(last_space == std::string::npos ? arg : arg.substr(last_space + 1));
   }
   return text.size() > max_bytes ? text.substr(0, max_bytes) + "..." : text;
 }
