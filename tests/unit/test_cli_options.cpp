@@ -433,6 +433,26 @@ TEST_CASE("the recorded command line: the program and *** for each argument, unl
   CHECK(recorded_command_line({std::string(300, 'x')}, false) == std::string(200, 'x') + "...");
 }
 
+// Issue 44 (fuzz_password_file): the arguments were joined and then cut at
+// spaces, so a password of several words after -a, a PASSWORD= value with a
+// space, or a URL password with a space kept all but their first word.
+TEST_CASE("the recorded command line masks each argument whole, spaces and all, and the words inside it") {
+  using rlock::cli::recorded_command_line;
+  CHECK(recorded_command_line({"redis-cli", "-a", "two words", "PING"}, true) == "redis-cli -a *** PING");
+  CHECK(recorded_command_line({"redis-cli", "-a", " sp@s~codic~odil il n=", "PING"}, true) ==
+        "redis-cli -a *** PING");
+  CHECK(recorded_command_line({"redis-cli", "--pass", " "}, true) == "redis-cli --pass ***");
+  CHECK(recorded_command_line({"env", "DB_PASSWORD=a b c", "job"}, true) == "env DB_PASSWORD=*** job");
+  CHECK(recorded_command_line({"job", "redis://u:p w@h"}, true) == "job redis://u:***@h");
+  // A shell script given as one argument is masked word by word, and a
+  // password flag that ends an argument masks the next.
+  CHECK(recorded_command_line({"sh", "-c", "redis-cli -a pw1 -u redis://:pw2@h X_TOKEN=t1", "--pass"}, true) ==
+        "sh -c redis-cli -a *** -u redis://:***@h X_TOKEN=*** --pass");
+  // An argument that starts with a secret's NAME= is masked to its end.
+  CHECK(recorded_command_line({"sh", "-c", "X_TOKEN=t1 job"}, true) == "sh -c X_TOKEN=***");
+  CHECK(recorded_command_line({"sh", "-c", "redis-cli -a", "pw"}, true) == "sh -c redis-cli -a ***");
+}
+
 TEST_CASE("--record-args, else RLOCK_RECORD_ARGS=1; a bad value is a warning and off (issue 30)") {
   g_env.clear();
   CHECK_FALSE(parse({"acquire", "L"}).global.record_args);

@@ -195,3 +195,17 @@ TEST_CASE("connected_replicas: INFO replication's slaveN lines, with their state
   CHECK(out[1].state == "wait_bgsave");
   CHECK(connected_replicas("role:master\nconnected_slaves:0\n").empty());
 }
+
+// Issue 44 (fuzz_info): a port out of range was kept as read (-2, 99999).
+TEST_CASE("connected_replicas: a port out of range is unreadable (0)") {
+  using rlock::redis::connected_replicas;
+  auto out = connected_replicas("slave0:ip=10.0.0.1,port=-2,state=online\r\n"
+                                "slave1:ip=10.0.0.2,port=99999,state=online\r\n"
+                                "slave2:ip=10.0.0.3,port=65535,state=online\r\n"
+                                "slave3:ip=10.0.0.4,port=4294967303,state=online\r\n");
+  REQUIRE(out.size() == 4);
+  CHECK(out[0].node.port == 0);
+  CHECK(out[1].node.port == 0);
+  CHECK(out[2].node.port == 65535);
+  CHECK(out[3].node.port == 0);
+}

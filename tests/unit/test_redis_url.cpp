@@ -166,6 +166,31 @@ TEST_CASE("urls: without_password keeps the TLS scheme") {
   CHECK(rlock::redis::without_password("rediss-sentinel://:pw@a,b/m") == "rediss-sentinel://a,b/m");
 }
 
+// Issue 44 (fuzz_url): a password holding '#', '?' or a space parsed as one,
+// yet password_span stopped at that byte and found none, so scrub_argv, the
+// records and CMD's URL (without_password) kept it.
+TEST_CASE("urls: the password parse_url reads is the one password_span finds, whatever its bytes") {
+  for (std::string password : {"pa#ss", "pa?ss", "pa ss", "#", "a?b#c d", "x@y#z"}) {
+    for (std::string scheme : {"redis://", "rediss://", "redis-sentinel://", "redis-cluster://"}) {
+      std::string url = scheme + "u:" + password + "@h1:7000" + (scheme == "redis-sentinel://" ? "/m" : "");
+      CAPTURE(url);
+      auto ep = parse_url(url);
+      REQUIRE(ep.password);
+      CHECK(*ep.password == password);
+      auto span = rlock::redis::password_span(url);
+      REQUIRE(span);
+      CHECK(url.substr(span->first, span->second) == password);
+      std::string bare = rlock::redis::without_password(url);
+      CHECK(bare.find(password) == std::string::npos);
+      CHECK_FALSE(parse_url(bare).password);
+    }
+  }
+  // The fuzzer's own input: NUL bytes, a '#' before the first '@', another '@' after.
+  const std::string found("redis://ul2:700\0\0\0#@\0\0\0\0\0\0@\0\0\0\0\0\0ho", 35);
+  REQUIRE(parse_url(found).password);
+  CHECK_FALSE(parse_url(rlock::redis::without_password(found)).password);
+}
+
 namespace {
 std::map<std::string, std::string> g_env;
 const char* fake_env(const char* name) {

@@ -37,3 +37,14 @@ TEST_CASE("release spec: anything else is refused, not half-read") {
   std::string negative = std::string("rlock-release-1") + '\0' + "o" + '\0' + "-1" + '\0';
   CHECK_FALSE(decode_release_spec(negative));
 }
+
+// Issue 44 (fuzz_release_spec): counts with leading zeros ("02") were read,
+// though encode_release_spec never writes them: not exactly its bytes.
+TEST_CASE("release spec: a count is read only as encode_release_spec writes it") {
+  const std::string head = std::string("rlock-release-1") + '\0' + "o" + '\0';
+  CHECK(decode_release_spec(head + "1" + '\0' + "rlock" + '\0' + "0" + '\0'));
+  CHECK_FALSE(decode_release_spec(head + "01" + '\0' + "rlock" + '\0' + "0" + '\0'));
+  CHECK_FALSE(decode_release_spec(head + "1" + '\0' + "rlock" + '\0' + "00" + '\0'));
+  const std::string found("rlock-release-1\0ownesCx\00002\0run\006\0-\0000\0", 36);
+  CHECK_FALSE(decode_release_spec(found));
+}

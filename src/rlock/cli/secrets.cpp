@@ -121,6 +121,15 @@ std::vector<redis::Endpoint> resolve_endpoints(const GlobalOptions& global) {
   return endpoints;
 }
 
+namespace {
+
+// The flags after which redis-cli and friends take a password.
+bool is_password_flag(std::string_view word) {
+  return word == "-a" || word == "--pass" || word == "--password" || word == "--auth";
+}
+
+} // namespace
+
 std::string redact_command_line(std::string_view command) {
   std::string out;
   bool after_flag = false;
@@ -129,7 +138,7 @@ std::string redact_command_line(std::string_view command) {
     auto space = std::min(command.find(' ', pos), command.size());
     std::string_view word = command.substr(pos, space - pos);
     out += redact_word(word, after_flag && !word.empty());
-    after_flag = word == "-a" || word == "--pass" || word == "--password" || word == "--auth";
+    after_flag = is_password_flag(word);
     if (space < command.size()) {
       out += ' ';
     }
@@ -139,11 +148,24 @@ std::string redact_command_line(std::string_view command) {
 }
 
 std::string recorded_command_line(const std::vector<std::string>& argv, bool with_args, std::size_t max_bytes) {
+  // Each argument masked first as a whole, then word by word (issue 44:
+  // joined and only then cut at spaces, `-a 'two words'` kept "words",
+  // `PASSWORD='a b'` kept "b", and a URL password with a space kept part of
+  // it); word by word still finds what a shell script given as one argument
+  // holds (sh -c '... -a PW ...').
   std::string text;
+  bool after_flag = false;
   for (std::size_t i = 0; i < argv.size(); ++i) {
-    text += (i == 0 ? "" : " ") + (i == 0 || with_args ? argv[i] : std::string("***"));
+    const std::string& arg = argv[i];
+    text += i == 0 ? "" : " ";
+    if (i > 0 && (!with_args || after_flag)) {
+      text += "***";
+    } else {
+      text += redact_command_line(redact_word(arg, false));
+    }
+    auto last_space = arg.rfind(' ');
+    after_flag = is_password_flag(last_space == std::string::npos ? arg : arg.substr(last_space + 1));
   }
-  text = redact_command_line(text);
   return text.size() > max_bytes ? text.substr(0, max_bytes) + "..." : text;
 }
 

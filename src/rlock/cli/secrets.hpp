@@ -31,8 +31,9 @@ std::string redact_command_line(std::string_view command);
 // for days. By default the program (argv[0]) and, for each argument, "***":
 // an argument can be a secret in a shape no list of patterns knows
 // (mysqldump -pSECRET, --api-key=..., "Authorization: Bearer ..."). With
-// `with_args` (--record-args, RLOCK_RECORD_ARGS=1) the arguments too, joined
-// by spaces, with redact_command_line's masks. At most `max_bytes`, then "...".
+// `with_args` (--record-args, RLOCK_RECORD_ARGS=1) the arguments too, each
+// with redact_command_line's masks as one word (spaces and all), joined by
+// spaces. At most `max_bytes`, then "...".
 // Pure.
 std::string recorded_command_line(const std::vector<std::string>& argv, bool with_args, std::size_t max_bytes = 200);
 

@@ -189,16 +189,12 @@ void Client::resolve_primary() {
                             quote(m_target.master));
           break;
         }
-        std::optional<int> port;
-        if (reply.is_array() && reply.elements.size() == 2 && reply.elements[0].type == Reply::Type::string &&
-            reply.elements[1].type == Reply::Type::string) {
-          port = parse_port(reply.elements[1].str);
-        }
-        if (!port || reply.elements[0].str.empty() || reply.elements[0].str.size() > 255) {
+        std::optional<HostPort> answered = sentinel_master(reply);
+        if (!answered) {
           why = fmt::format("sentinel {} answered {}", conn->describe(), reply.summary());
           break;
         }
-        HostPort primary{reply.elements[0].str, *port};
+        HostPort primary = std::move(*answered);
         if (m_primary && *m_primary != primary) {
           log::debug("sentinel {}: master {} moved from {}:{} to {}:{}", conn->describe(),
                      quote(m_target.master), m_primary->host, m_primary->port, primary.host, primary.port);
@@ -288,45 +284,13 @@ void Client::load_slot_map() {
       last = e;
       continue;
     }
-    std::vector<HostPort> masters;
-    std::vector<std::int16_t> slot_master(k_cluster_slots, -1);
-    auto bad = [&] {
-      return RedisError(RedisErrorKind::protocol, fmt::format("{}: unexpected CLUSTER SLOTS reply {}",
-                                                              source.display(), reply.summary()));
-    };
-    if (!reply.is_array()) {
-      throw bad();
+    std::optional<SlotMap> map = slot_map(reply, source.host);
+    if (!map) {
+      throw RedisError(RedisErrorKind::protocol,
+                       fmt::format("{}: unexpected CLUSTER SLOTS reply {}", source.display(), reply.summary()));
     }
-    for (const auto& range : reply.elements) {
-      if (!range.is_array() || range.elements.size() < 3 || !range.elements[2].is_array() ||
-          range.elements[2].elements.size() < 2) {
-        throw bad();
-      }
-      long long first = range.elements[0].as_integer();
-      long long last_slot = range.elements[1].as_integer();
-      const auto& node = range.elements[2].elements;
-      if (first < 0 || last_slot >= k_cluster_slots || first > last_slot ||
-          node[0].type != Reply::Type::string || node[0].str.size() > 255) {
-        throw bad();
-      }
-      std::optional<int> port = parse_port(std::to_string(node[1].as_integer()));
-      if (!port || node[0].str == "?") {
-        continue; // a node without a known address serves nothing we can reach
-      }
-      HostPort master{node[0].str.empty() ? source.host : node[0].str, *port};
-      auto found = std::find(masters.begin(), masters.end(), master);
-      if (found == masters.end()) {
-        if (masters.size() >= static_cast<std::size_t>(k_cluster_slots)) {
-          throw bad(); // more primaries than slots: not a cluster's map (and an index must fit)
-        }
-        masters.push_back(master);
-        found = masters.end() - 1;
-      }
-      std::fill(slot_master.begin() + first, slot_master.begin() + last_slot + 1,
-                static_cast<std::int16_t>(found - masters.begin()));
-    }
-    m_masters = std::move(masters);
-    m_slot_master = std::move(slot_master);
+    m_masters = std::move(map->masters);
+    m_slot_master = std::move(map->slot_master);
     m_map_stale = false;
     m_mode = Mode::cluster;
     learn_sharding(connection(source));
@@ -371,6 +335,19 @@ SyncReplicas SyncReplicas::automatic_for(Millis ttl) {
 
 Millis automatic_sync_timeout(Millis ttl) {
   return std::clamp(ttl / 10, Millis(1), k_max_automatic_sync);
+}
+
+std::optional<HostPort> sentinel_master(const Reply& reply) {
+  if (!reply.is_array() || reply.elements.size() != 2 || reply.elements[0].type != Reply::Type::string ||
+      reply.elements[1].type != Reply::Type::string) {
+    return std::nullopt;
+  }
+  std::optional<int> port = parse_port(reply.elements[1].str);
+  const std::string& host = reply.elements[0].str;
+  if (!port || host.empty() || host.size() > 255) {
+    return std::nullopt;
+  }
+  return HostPort{host, *port};
 }
 
 std::optional<long long> sentinel_replicas(const Reply& reply) {

@@ -48,6 +48,11 @@ Millis automatic_sync_timeout(Millis ttl);
 // request that learns the count again (at most k_replicas_refresh later). Pure.
 SyncReplicas required_sync(const SyncReplicas& asked, std::optional<long long> replicas);
 
+// Sentinel: the primary a SENTINEL GET-MASTER-ADDR-BY-NAME reply names (two
+// strings: a host of 1 to 255 bytes and a port); nullopt for anything else
+// (nil, the sentinel does not know the name, is the caller's to tell). Pure.
+std::optional<HostPort> sentinel_master(const Reply& reply);
+
 // Sentinel: the replicas a SENTINEL SLAVES reply lists that report the replica
 // role and are neither down (s_down, o_down) nor disconnected: those a failover
 // may promote, whether or not their link to the primary is up (an old primary

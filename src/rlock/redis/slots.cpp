@@ -1,9 +1,11 @@
 // Redis Cluster's hash slots (CRC16) and a node's own view of the cluster
 // (CLUSTER NODES): the replicas a failover may promote.
 
+#include <rlock/redis/errors.hpp>
 #include <rlock/redis/reply.hpp>
 #include <rlock/redis/slots.hpp>
 
+#include <algorithm>
 #include <charconv>
 
 namespace rlock::redis {
@@ -102,6 +104,51 @@ std::uint16_t hash_slot(std::string_view key) {
   return static_cast<std::uint16_t>(crc16_xmodem(key) % k_cluster_slots);
 }
 
+std::optional<SlotMap> slot_map(const Reply& reply, std::string_view source_host) {
+  if (!reply.is_array()) {
+    return std::nullopt;
+  }
+  // A slot number or port that is not an integer (nor a string of one).
+  auto integer_of = [](const Reply& value) -> std::optional<long long> {
+    try {
+      return value.as_integer();
+    } catch (const RedisError&) {
+      return std::nullopt;
+    }
+  };
+  SlotMap map;
+  map.slot_master.assign(k_cluster_slots, -1);
+  for (const auto& range : reply.elements) {
+    if (!range.is_array() || range.elements.size() < 3 || !range.elements[2].is_array() ||
+        range.elements[2].elements.size() < 2) {
+      return std::nullopt;
+    }
+    std::optional<long long> first = integer_of(range.elements[0]);
+    std::optional<long long> last = integer_of(range.elements[1]);
+    const auto& node = range.elements[2].elements;
+    std::optional<long long> port_number = integer_of(node[1]);
+    if (!first || !last || !port_number || *first < 0 || *last >= k_cluster_slots || *first > *last ||
+        node[0].type != Reply::Type::string || node[0].str.size() > 255) {
+      return std::nullopt;
+    }
+    if (*port_number < 1 || *port_number > 65535 || node[0].str == "?") {
+      continue; // a node without a known address serves nothing we can reach
+    }
+    HostPort master{node[0].str.empty() ? std::string(source_host) : node[0].str, static_cast<int>(*port_number)};
+    auto found = std::find(map.masters.begin(), map.masters.end(), master);
+    if (found == map.masters.end()) {
+      if (map.masters.size() >= static_cast<std::size_t>(k_cluster_slots)) {
+        return std::nullopt; // more primaries than slots: not a cluster's map (and an index must fit)
+      }
+      map.masters.push_back(master);
+      found = map.masters.end() - 1;
+    }
+    std::fill(map.slot_master.begin() + *first, map.slot_master.begin() + *last + 1,
+              static_cast<std::int16_t>(found - map.masters.begin()));
+  }
+  return map;
+}
+
 std::optional<ClusterView> cluster_view(const Reply& reply, std::string_view own_host) {
   if (reply.type != Reply::Type::string && reply.type != Reply::Type::status) {
     return std::nullopt;
@@ -165,7 +212,10 @@ std::vector<ConnectedReplica> connected_replicas(std::string_view info) {
     }
     int port = 0;
     auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-    replica.node.port = ec == std::errc() && ptr == port_text.data() + port_text.size() ? port : 0;
+    // 0 when unreadable, out of range included (issue 44: the fuzzer's
+    // "port=-2" and "port=99999" were kept as such).
+    bool readable = ec == std::errc() && ptr == port_text.data() + port_text.size() && port >= 0 && port <= 65535;
+    replica.node.port = readable ? port : 0;
     out.push_back(std::move(replica));
   });
   return out;

@@ -20,6 +20,22 @@ inline constexpr int k_cluster_slots = 16384;
 // Redis Cluster hash slot of a key (CRC16/XMODEM mod 16384, honouring {hash tags}).
 std::uint16_t hash_slot(std::string_view key);
 
+// A CLUSTER SLOTS reply read: the primaries that serve slots (in the order
+// first named) and, for each slot, the index of its primary (-1: none, or one
+// without a known address).
+struct SlotMap {
+  std::vector<HostPort> masters;
+  std::vector<std::int16_t> slot_master; // k_cluster_slots entries
+};
+
+// Parses a CLUSTER SLOTS reply (untrusted): nullopt for anything that is not
+// a slot map (a range out of 0..16383 or backwards, a node without a string
+// host of at most 255 bytes or a port, more primaries than slots). A node
+// whose host is empty is `source_host` (the node asked); one whose host is
+// "?" or whose port is out of range serves nothing reachable and is skipped.
+// Pure.
+std::optional<SlotMap> slot_map(const Reply& reply, std::string_view source_host);
+
 // What one node's CLUSTER NODES says about itself and its replicas.
 struct ClusterView {
   bool primary = false; // the node asked is a primary ("myself,master")

@@ -517,8 +517,9 @@ std::optional<ReleaseSpec> decode_release_spec(std::string_view bytes) {
   };
   auto list = [&](std::vector<std::string>& into) {
     auto count = word();
+    // Digits as std::to_string writes them: no leading zero (issue 44).
     if (!count || count->empty() || count->size() > 7 ||
-        count->find_first_not_of("0123456789") != std::string::npos) {
+        count->find_first_not_of("0123456789") != std::string::npos || (count->size() > 1 && count->front() == '0')) {
       return false;
     }
     for (long i = std::strtol(count->c_str(), nullptr, 10); i > 0; --i) {
