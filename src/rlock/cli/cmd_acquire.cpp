@@ -97,6 +97,8 @@ constexpr Subcommand k_acquire_command{.name = "acquire",
                                        .flags = acquire_flags,
                                        .handler = cmd_acquire,
                                        .takes_lock_names = true,
-                                       .writes_leases = true};
+                                       .writes_leases = true,
+    .exits = "{ok} taken (the owner token on stdout), {busy} busy or the wait ran out (-E), {lost} a name already "
+             "taken was lost while waiting for the others, {usage} usage, {unavailable} Redis unavailable, {software} internal, {denied} auth denied"};
 
 } // namespace rlock::cli

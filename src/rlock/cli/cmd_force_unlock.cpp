@@ -107,6 +107,8 @@ constexpr Subcommand k_force_unlock_command{.name = "force-unlock",
                                                 "Remove a lock whoever holds it (clears a dead holder)",
                                             .flags = force_unlock_flags,
                                             .handler = cmd_force_unlock,
-                                            .takes_lock_names = true};
+                                            .takes_lock_names = true,
+    .exits = "{ok} removed, {not_held} nothing to remove (the lock is free), {busy} --if-dead: held, its holder "
+             "not provably gone (-E), {usage} usage, {unavailable} Redis unavailable, {software} internal, {denied} auth denied"};
 
 } // namespace rlock::cli

@@ -40,6 +40,7 @@ constexpr Subcommand k_release_command{.name = "release",
                                        .flags = release_flags,
                                        .handler = cmd_release,
                                        .needs_owner = true,
-                                       .takes_lock_names = true};
+                                       .takes_lock_names = true,
+    .exits = "{ok} released, {not_held} not held by this owner, {usage} usage, {unavailable} Redis unavailable, {software} internal, {denied} auth denied"};
 
 } // namespace rlock::cli

@@ -41,6 +41,7 @@ constexpr Subcommand k_renew_command{.name = "renew",
                                      .handler = cmd_renew,
                                      .needs_owner = true,
                                      .takes_lock_names = true,
-                                     .writes_leases = true};
+                                     .writes_leases = true,
+    .exits = "{ok} renewed, {not_held} not held by this owner, {usage} usage, {unavailable} Redis unavailable, {software} internal, {denied} auth denied"};
 
 } // namespace rlock::cli

@@ -149,8 +149,7 @@ Convert run_flags(CLI::App& sub, SharedFlags& shared) {
                   "(several NAMEs: RLOCK_NAME and RLOCK_FENCE list them, comma-separated;\n"
                   "a TLS URL: RLOCK_TLS_* too; run without a lock by --if-unavailable run:\n"
                   "RLOCK_OWNER and RLOCK_FENCE empty, RLOCK_UNLOCKED=1).\n"
-                  "rlock exits with CMD's status. A NAME that starts with '-': run -- -NAME -- CMD.\n\n") +
-      exit_footer());
+                  "rlock exits with CMD's status. A NAME that starts with '-': run -- -NAME -- CMD.\n\n"));
   return [raw](Invocation& inv, Env) { inv.own = convert_run(*raw, inv); };
 }
 
@@ -281,6 +280,10 @@ constexpr Subcommand k_run_command{.name = "run",
                                    .handler = cmd_run,
                                    .takes_command = true,
                                    .takes_lock_names = true,
-                                   .writes_leases = true};
+                                   .writes_leases = true,
+    .exits = "CMD's own status; {usage} usage, {unavailable} Redis unavailable (--if-unavailable skip: 0), "
+             "{software} internal, {busy} busy or the wait ran out (-E), {lost} the lock was lost (or --max-hold "
+             "passed) and CMD was stopped, {denied} auth denied, {cannot_execute} CMD not executable, "
+             "{not_found} CMD not found, 128+N CMD killed by signal N (130, 143: interrupted while waiting)"};
 
 } // namespace rlock::cli
