@@ -164,6 +164,7 @@ std::string absolute_path(const std::string& path) {
 
 // run --once-per, the locks just taken (run::check_once_per reads, judges and
 // releases): when the job was done in the current window, says who did it
+// (with -v only: a skip is success, and cron mails every output, issue 43)
 // and returns true.
 bool done_in_window(Context& ctx, const run::RunSpec& spec) {
   const auto& keys = ctx.locks.front();
@@ -174,7 +175,7 @@ bool done_in_window(Context& ctx, const run::RunSpec& spec) {
   std::string when =
       fmt::format("{} from {}", format_duration(*spec.once_per), utc_time(check.window.start_ms));
   if (check.verdict == lock::OnceVerdict::done) {
-    log::info("{}: already done in this window ({}) {}; not running", printable(keys.name), when,
+    log::debug("{}: already done in this window ({}) {}; not running", printable(keys.name), when,
               done_phrase(*check.last_done));
   } else {
     log::warning(
