@@ -91,16 +91,19 @@ TEST_CASE("usage errors") {
   usage_error({"run", "L", "--on-lost", "maybe", "--", "true"}, "run: --on-lost: maybe not in {term,kill,ignore}");
   usage_error({"--tls-ca-file", "x", "status"}, "--tls-ca-file: no URL uses TLS; TLS needs rediss://HOST[:PORT], rediss-cluster://");
   usage_error({"-q", "-v", "status"}, "--quiet and --verbose exclude each other");
-  usage_error({"-E", "300", "acquire", "L"}, "--conflict-exit-code: \"300\" is not an exit code (-E takes a whole "
-                                             "number from 0 to 255: the status when the lock is busy");
+  usage_error({"-E", "300", "acquire", "L"},
+              "--conflict-exit-code: \"300\" is not an exit code (-E takes a whole "
+              "number from 0 to 255: the status when the lock is busy");
   // Issue 43: what -E takes, not CLI11's "could not be converted".
   usage_error({"-E", "abc", "acquire", "L"}, "--conflict-exit-code: \"abc\" is not an exit code (-E takes");
   usage_error({"-E", "-1", "acquire", "L"}, "--conflict-exit-code: \"-1\" is not an exit code (-E takes");
   usage_error({"-E", "7x", "acquire", "L"}, "--conflict-exit-code: \"7x\" is not an exit code (-E takes");
   // An option followed by "--" or by nothing: what it needs, not "negative duration '--'".
-  usage_error({"run", "N", "-w", "--", "true"}, "-w: needs a duration (500ms, 30s, 5m, 1h30m, 1d) after it, and got '--'");
+  usage_error({"run", "N", "-w", "--", "true"},
+              "-w: needs a duration (500ms, 30s, 5m, 1h30m, 1d) after it, and got '--'");
   usage_error({"run", "N", "--ttl", "--", "true"}, "--ttl: needs a duration");
-  usage_error({"acquire", "N", "-w"}, "-w: needs a duration (500ms, 30s, 5m, 1h30m, 1d) after it, and nothing followed");
+  usage_error({"acquire", "N", "-w"},
+              "-w: needs a duration (500ms, 30s, 5m, 1h30m, 1d) after it, and nothing followed");
   usage_error({"status", "-u"}, "-u: needs a URL (redis://HOST[:PORT]) after it, and nothing followed");
   usage_error({"-E", "--", "status"}, "-E: needs a number after it, and got '--'");
   usage_error({"status", "A", "--match", "x*"}, "status: give lock names or --match, not both");
@@ -109,9 +112,10 @@ TEST_CASE("usage errors") {
 TEST_CASE("-u takes one URL per occurrence; repeat it for a Redlock (issue 43)") {
   g_env.clear();
   // The word after a -u URL is the subcommand, or NAME: never a second master.
-  usage_error({"-u", "redis://a:1", "redis://b:2", "status"},
-              "unknown command: a URL stands where the subcommand goes, and one -u takes one URL: give -u before "
-              "each (-u URL1 -u URL2 SUBCOMMAND)");
+  usage_error(
+      {"-u", "redis://a:1", "redis://b:2", "status"},
+      "unknown command: a URL stands where the subcommand goes, and one -u takes one URL: give -u before "
+      "each (-u URL1 -u URL2 SUBCOMMAND)");
   auto inv = parse({"run", "-u", "redis://a:1", "N", "--", "true"});
   CHECK(inv.global.urls == std::vector<std::string>{"redis://a:1"});
   CHECK(inv.names == std::vector<std::string>{"N"});
@@ -127,10 +131,12 @@ TEST_CASE("-u takes one URL per occurrence; repeat it for a Redlock (issue 43)")
   inv = parse({"--url=redis://a:1", "-uredis://b:2", "status"});
   CHECK(inv.global.urls == std::vector<std::string>{"redis://a:1", "redis://b:2"});
   // A comma list after one -u: said as such (by position: it may hold a password).
-  usage_error({"-u", "redis://a:1,redis://b:2", "status"},
-              "-u/--url: one -u takes one URL, and -u 1 of 1 is a comma-separated list; for a Redlock give -u "
-              "once per master (-u redis://a -u redis://b), or set RLOCK_URL to the list");
-  usage_error({"-u", "redis://a:1", "-u", "redis://:secret@b:2,rediss://c:3", "status"}, "-u 2 of 2 is a comma");
+  usage_error(
+      {"-u", "redis://a:1,redis://b:2", "status"},
+      "-u/--url: one -u takes one URL, and -u 1 of 1 is a comma-separated list; for a Redlock give -u "
+      "once per master (-u redis://a -u redis://b), or set RLOCK_URL to the list");
+  usage_error({"-u", "redis://a:1", "-u", "redis://:secret@b:2,rediss://c:3", "status"},
+              "-u 2 of 2 is a comma");
   {
     std::vector<const char*> args{"rlock", "-u", "redis://:secret@b:2,redis://c:3", "status"};
     std::string message;

@@ -57,6 +57,7 @@ constexpr Subcommand k_doctor_command{
     .summary = "Check what threatens lock safety on the server(s): eviction, persistence...",
     .flags = doctor_flags,
     .handler = cmd_doctor,
-    .exits = "{ok} nothing unsafe, {not_held} something is unsafe, {usage} usage, {unavailable} Redis unavailable, {software} internal, {denied} auth denied"};
+    .exits = "{ok} nothing unsafe, {not_held} something is unsafe, {usage} usage, {unavailable} Redis "
+             "unavailable, {software} internal, {denied} auth denied"};
 
 } // namespace rlock::cli

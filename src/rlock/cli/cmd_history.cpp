@@ -78,6 +78,7 @@ constexpr Subcommand k_history_command{.name = "history",
                                        .flags = history_flags,
                                        .handler = cmd_history,
                                        .takes_lock_names = true,
-    .exits = "{ok} shown, {usage} usage, {unavailable} Redis unavailable, {software} internal, {denied} auth denied"};
+                                       .exits = "{ok} shown, {usage} usage, {unavailable} Redis unavailable, "
+                                                "{software} internal, {denied} auth denied"};
 
 } // namespace rlock::cli

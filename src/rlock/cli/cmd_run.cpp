@@ -176,7 +176,7 @@ bool done_in_window(Context& ctx, const run::RunSpec& spec) {
       fmt::format("{} from {}", format_duration(*spec.once_per), utc_time(check.window.start_ms));
   if (check.verdict == lock::OnceVerdict::done) {
     log::debug("{}: already done in this window ({}) {}; not running", printable(keys.name), when,
-              done_phrase(*check.last_done));
+               done_phrase(*check.last_done));
   } else {
     log::warning(
         "{}: its once-per record ({}) cannot be read; taken as done in this window ({}), not running "
@@ -275,16 +275,18 @@ int cmd_run(Context& ctx) {
 } // namespace
 
 extern const Subcommand k_run_command;
-constexpr Subcommand k_run_command{.name = "run",
-                                   .summary = "Hold a lock while a command runs: acquire, renew, release",
-                                   .flags = run_flags,
-                                   .handler = cmd_run,
-                                   .takes_command = true,
-                                   .takes_lock_names = true,
-                                   .writes_leases = true,
-    .exits = "CMD's own status; {usage} usage, {unavailable} Redis unavailable (--if-unavailable skip: 0), "
-             "{software} internal, {busy} busy or the wait ran out (-E), {lost} the lock was lost (or --max-hold "
-             "passed) and CMD was stopped, {denied} auth denied, {cannot_execute} CMD not executable, "
-             "{not_found} CMD not found, 128+N CMD killed by signal N (130, 143: interrupted while waiting)"};
+constexpr Subcommand k_run_command{
+    .name = "run",
+    .summary = "Hold a lock while a command runs: acquire, renew, release",
+    .flags = run_flags,
+    .handler = cmd_run,
+    .takes_command = true,
+    .takes_lock_names = true,
+    .writes_leases = true,
+    .exits =
+        "CMD's own status; {usage} usage, {unavailable} Redis unavailable (--if-unavailable skip: 0), "
+        "{software} internal, {busy} busy or the wait ran out (-E), {lost} the lock was lost (or --max-hold "
+        "passed) and CMD was stopped, {denied} auth denied, {cannot_execute} CMD not executable, "
+        "{not_found} CMD not found, 128+N CMD killed by signal N (130, 143: interrupted while waiting)"};
 
 } // namespace rlock::cli

@@ -197,12 +197,15 @@ std::string wrap_words(std::string_view text, std::size_t width) {
 std::string exit_footer(const Subcommand* row) {
   auto code = [](ExitCode exit) { return static_cast<int>(exit); };
   // The program's: 1 is each subcommand's own "no" (its --help says which).
-  constexpr std::string_view k_program_exits =
-      "{ok} ok, {not_held} as each subcommand says (release, renew: not held by this owner; status NAME: a lock is "
-      "free; force-unlock: nothing to remove; doctor: unsafe), {usage} usage, {unavailable} Redis unavailable, "
-      "{software} internal, {busy} busy (-E), {lost} lock lost (while CMD ran, or while waiting for more names), "
-      "{denied} auth denied; run exits with CMD's status; check with 0-3 (Monitoring Plugins); each subcommand's "
-      "--help lists its own";
+  constexpr std::string_view k_program_exits = "{ok} ok, {not_held} as each subcommand says (release, renew: "
+                                               "not held by this owner; status NAME: a lock is "
+                                               "free; force-unlock: nothing to remove; doctor: unsafe), "
+                                               "{usage} usage, {unavailable} Redis unavailable, "
+                                               "{software} internal, {busy} busy (-E), {lost} lock lost "
+                                               "(while CMD ran, or while waiting for more names), "
+                                               "{denied} auth denied; run exits with CMD's status; check "
+                                               "with 0-3 (Monitoring Plugins); each subcommand's "
+                                               "--help lists its own";
   std::string exits = fmt::format(
       fmt::runtime(row != nullptr ? row->exits : k_program_exits), fmt::arg("ok", code(ExitCode::ok)),
       fmt::arg("not_held", code(ExitCode::not_held)), fmt::arg("usage", code(ExitCode::usage)),

@@ -90,7 +90,8 @@ void WaitDisplay::operator()(const std::string& name, const lock::Holder& holder
 }
 
 lock::NamedBusyCallback wait_display(WaitDisplay& display) {
-  return log::g_level != log::Level::quiet ? lock::NamedBusyCallback(std::ref(display)) : lock::NamedBusyCallback();
+  return log::g_level != log::Level::quiet ? lock::NamedBusyCallback(std::ref(display))
+                                           : lock::NamedBusyCallback();
 }
 
 lock::AcquireRequest lock_request(const Context& ctx, lock::HolderInfo info) {

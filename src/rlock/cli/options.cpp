@@ -139,14 +139,15 @@ std::optional<redis::TlsOptions> parse_tls(const GlobalFlags& raw, const std::ve
 } // namespace
 
 void add_global_flags(CLI::App& app, GlobalFlags& raw) {
-  app.add_option("-u,--url", raw.urls,
-                 fmt::format("Redis URL: redis://[[user]:password@]host[:port][/db] (a server, or any Cluster node), "
-                             "redis-cluster://[[user]:password@]host[:port][,...] (a Cluster's seed nodes, tried in "
-                             "turn), redis-sentinel://[[user]:password@]host[:port][,...]/MASTER[/db] or "
-                             "unix:///path[?db=N]; rediss://, rediss-cluster:// and rediss-sentinel:// with TLS; "
-                             "one URL per -u; repeat -u for one Redlock over independent masters, each server "
-                             "once (env RLOCK_URL, comma-separated; REDIS_URL; default {})",
-                             k_default_url))
+  app.add_option(
+         "-u,--url", raw.urls,
+         fmt::format("Redis URL: redis://[[user]:password@]host[:port][/db] (a server, or any Cluster node), "
+                     "redis-cluster://[[user]:password@]host[:port][,...] (a Cluster's seed nodes, tried in "
+                     "turn), redis-sentinel://[[user]:password@]host[:port][,...]/MASTER[/db] or "
+                     "unix:///path[?db=N]; rediss://, rediss-cluster:// and rediss-sentinel:// with TLS; "
+                     "one URL per -u; repeat -u for one Redlock over independent masters, each server "
+                     "once (env RLOCK_URL, comma-separated; REDIS_URL; default {})",
+                     k_default_url))
       ->type_name("URL")
       ->allow_extra_args(false); // -u URL1 URL2: URL2 is the subcommand (issue 43), never a second master
   app.add_option("--password-file", raw.password_file,
@@ -226,9 +227,10 @@ void convert_global(const GlobalFlags& raw, Invocation& inv, Env env) {
     int value = -1;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (ec != std::errc() || end != text.data() + text.size() || value < 0 || value > 255) {
-      throw UsageError(fmt::format("--conflict-exit-code: {} is not an exit code (-E takes a whole number from 0 "
-                                   "to 255: the status when the lock is busy or the wait ran out; default {})",
-                                   quote(text), k_default_conflict_exit_code));
+      throw UsageError(
+          fmt::format("--conflict-exit-code: {} is not an exit code (-E takes a whole number from 0 "
+                      "to 255: the status when the lock is busy or the wait ran out; default {})",
+                      quote(text), k_default_conflict_exit_code));
     }
     g.conflict_exit_code = value;
   }

@@ -222,10 +222,9 @@ ParseResult parse(int argc, const char* const* argv, Env env) {
   if (shape.missing_value != 0) {
     const std::string_view written(argv[shape.missing_value]);
     const bool last = shape.missing_value + 1 >= argc;
-    throw UsageError(fmt::format("{}: needs {} after it, and {} (see rlock --help)",
-                                 printable(written.substr(0, written.find('='))),
-                                 value_words(shape.missing_option->get_type_name()),
-                                 last ? "nothing followed" : "got '--'"));
+    throw UsageError(fmt::format(
+        "{}: needs {} after it, and {} (see rlock --help)", printable(written.substr(0, written.find('='))),
+        value_words(shape.missing_option->get_type_name()), last ? "nothing followed" : "got '--'"));
   }
   ParseResult result;
   const bool has_separator = parsed_argc != argc;
@@ -260,7 +259,8 @@ ParseResult parse(int argc, const char* const* argv, Env env) {
       what = shape.subcommand == 0 ? std::string("no command given")
                                    : fmt::format("unknown command '{}'", printable(argv[shape.subcommand]));
       what += " (" + subcommand_names() + ")";
-      if (shape.subcommand != 0 && std::string_view(argv[shape.subcommand]).find("://") != std::string_view::npos) {
+      if (shape.subcommand != 0 &&
+          std::string_view(argv[shape.subcommand]).find("://") != std::string_view::npos) {
         // `-u URL1 URL2 status` (issue 43): one -u takes one URL. The word is
         // not repeated: it may carry a password.
         what = "unknown command: a URL stands where the subcommand goes, and one -u takes one URL: give -u "

@@ -99,8 +99,7 @@ Connection::Connection(Connection&& other) noexcept
       m_require_primary(other.m_require_primary), m_fd(std::exchange(other.m_fd, -1)),
       m_tls(std::move(other.m_tls)), m_reader(std::move(other.m_reader)),
       m_hello_pending(other.m_hello_pending), m_clock_pending(other.m_clock_pending),
-      m_answered(other.m_answered), m_scripts(std::move(other.m_scripts)),
-      m_info(std::move(other.m_info)) {
+      m_answered(other.m_answered), m_scripts(std::move(other.m_scripts)), m_info(std::move(other.m_info)) {
   other.m_reader.reset();
 }
 

@@ -350,10 +350,11 @@ std::vector<std::string> choose_urls(const std::vector<std::string>& flags, cons
     for (std::size_t i = 0; i < flags.size(); ++i) {
       if (next_url_comma(flags[i]) != std::string_view::npos) {
         // Said by position: the text may hold a password.
-        throw UsageError(fmt::format("-u/--url: one -u takes one URL, and -u {} of {} is a comma-separated "
-                                     "list; for a Redlock give -u once per master (-u redis://a -u redis://b), "
-                                     "or set RLOCK_URL to the list",
-                                     i + 1, flags.size()));
+        throw UsageError(
+            fmt::format("-u/--url: one -u takes one URL, and -u {} of {} is a comma-separated "
+                        "list; for a Redlock give -u once per master (-u redis://a -u redis://b), "
+                        "or set RLOCK_URL to the list",
+                        i + 1, flags.size()));
       }
     }
     return flags;
