@@ -62,7 +62,8 @@ clean 70 2500 "a status where an array is expected, status"
 
 # --- the pub/sub wait: the lock looks busy, and the subscription then streams an
 # endless bulk string. The waiter has its own deadlines; the cap bounds memory.
-hr pubsub --io-timeout 1s acquire U -w 2s
+# (-q: the error line alone; what a waiter prints off a terminal: test_run_wait_lines.sh)
+hr pubsub --io-timeout 1s -q acquire U -w 2s
 clean 75 4500 "endless bulk on the subscription, acquire -w 2s"
 check "pub/sub: busy after the wait, as with a real holder" says "still busy after waiting 2s"
 

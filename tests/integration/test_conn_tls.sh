@@ -237,7 +237,7 @@ clean 69 2500 "TLS: a server that never answers, acquire --io-timeout 1s"
 check "TLS silent: 'no reply within 1s (--io-timeout)'" says "no reply within 1s (--io-timeout)"
 hr close-mid --io-timeout 1s acquire H
 clean 69 2500 "TLS: a server that closes mid-reply, acquire"
-hr pubsub --io-timeout 1s acquire H -w 2s
+hr pubsub --io-timeout 1s -q acquire H -w 2s # -q: the error line alone (test_run_wait_lines.sh: the waiting lines)
 clean 75 4500 "TLS: endless bulk on the subscription, acquire -w 2s"
 unset HOSTILE_TLS_CERT HOSTILE_TLS_KEY
 

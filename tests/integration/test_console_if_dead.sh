@@ -41,7 +41,7 @@ refused() {
 }
 
 # --- a live holder: run (the rlock process started, which holds and renews)
-"$RLOCK" run live --ttl 10s -- sleep 30 &
+"$RLOCK" run live --ttl 60s -- sleep 30 & # first renewal 20s on: the checks below see it unrenewed
 run_pid=$!
 _pids+=("$run_pid")
 wait_until 5 key_there live
@@ -53,6 +53,10 @@ r force-unlock --if-dead live
 expect_rc 75 "--if-dead refuses a live holder: busy, not 'nothing to remove'"
 check "says: alive, pid, command, since" grep -qF "not removed: alive: pid $sup (sleep ***) still runs, holding it since 20" <<<"$ERR"
 check "one error line" one_err_line
+# issue 43: a run not renewed yet is not explained as a plain acquire
+check "a fresh run: 'not renewed yet', a run renewing at a third of its lease (20s)" \
+  grep -qE "; taken [0-9.]+m?s ago, not renewed yet \(a .run. renews a third of its lease, 20s, after taking it\)" <<<"$ERR"
+check "a fresh run is not called a plain acquire" eval '! grep -q "plain \`acquire\`" <<<"$ERR"'
 check "the live lock stays" key_there live
 r -E 9 force-unlock --if-dead live
 expect_rc 9 "-E 9: a live holder's refusal is the busy code, remapped"

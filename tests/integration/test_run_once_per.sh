@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run --once-per DUR: the job runs once per window of the server's clock, on
-# whichever host gets there first; the second run in the window says who did it
-# and exits 0; a failed run records nothing; concurrent runs queue and only one
+# whichever host gets there first; the second run in the window exits 0 and
+# prints nothing (cron mails every output), and says who did it with -v; a failed run records nothing; concurrent runs queue and only one
 # runs the job; a 2s window runs again after the server's clock crosses its
 # boundary; status --json shows the last completion; unreadable records; a
 # lost lock records nothing.
@@ -26,7 +26,12 @@ pid=$(record_field nightly pid)
 r run --once-per 1d nightly -- sh -c 'echo ran >>"$1"' sh "$J"
 expect_rc 0 "second --once-per 1d run in the same day"
 check "the job did not run again ($(runs "$J"))" test "$(runs "$J")" = 1
-check "stderr says it was already done, by host $HOST pid $pid" \
+check "a skip is quiet success: nothing on stdout or stderr (cron mails any output; got '$OUT$ERR')" \
+  test -z "$OUT$ERR"
+r -v run --once-per 1d nightly -- sh -c 'echo ran >>"$1"' sh "$J"
+expect_rc 0 "a third --once-per 1d run in the same day, with -v"
+check "the job did not run again ($(runs "$J"))" test "$(runs "$J")" = 1
+check "-v: stderr says it was already done, by host $HOST pid $pid" \
   grep -qF "nightly: already done in this window (1d from " <<<"$ERR"
 check "stderr names host and pid" grep -qF "by host $HOST pid $pid (\"sh *** ***" <<<"$ERR"
 check "stderr says exit 0 and not running" grep -q 'exit 0; not running$' <<<"$ERR"
@@ -63,8 +68,8 @@ check "it ran again (2 runs: $(runs "$F"))" test "$(runs "$F")" = 2
 
 # --- two concurrent runs of a 1s job with -w: exactly one runs it, both exit 0
 C=$TEST_TMP/conc.ran
-bg "$TEST_TMP/c1" run --once-per 1d -w 10s conc -- sh -c 'echo ran >>"$1"; sleep 1' sh "$C"
-bg "$TEST_TMP/c2" run --once-per 1d -w 10s conc -- sh -c 'echo ran >>"$1"; sleep 1' sh "$C"
+bg "$TEST_TMP/c1" -v run --once-per 1d -w 10s conc -- sh -c 'echo ran >>"$1"; sleep 1' sh "$C"
+bg "$TEST_TMP/c2" -v run --once-per 1d -w 10s conc -- sh -c 'echo ran >>"$1"; sleep 1' sh "$C"
 check "both concurrent runs end" wait_until 8 eval 'bg_done "$TEST_TMP/c1" && bg_done "$TEST_TMP/c2"'
 check "both exit 0 ($(bg_rc "$TEST_TMP/c1"), $(bg_rc "$TEST_TMP/c2"))" \
   test "$(bg_rc "$TEST_TMP/c1")/$(bg_rc "$TEST_TMP/c2")" = 0/0

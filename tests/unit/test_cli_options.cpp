@@ -91,8 +91,110 @@ TEST_CASE("usage errors") {
   usage_error({"run", "L", "--on-lost", "maybe", "--", "true"}, "run: --on-lost: maybe not in {term,kill,ignore}");
   usage_error({"--tls-ca-file", "x", "status"}, "--tls-ca-file: no URL uses TLS; TLS needs rediss://HOST[:PORT], rediss-cluster://");
   usage_error({"-q", "-v", "status"}, "--quiet and --verbose exclude each other");
-  usage_error({"-E", "300", "acquire", "L"}, "--conflict-exit-code: 300 is not an exit code (0-255)");
+  usage_error({"-E", "300", "acquire", "L"},
+              "--conflict-exit-code: \"300\" is not an exit code (-E takes a whole "
+              "number from 0 to 255: the status when the lock is busy");
+  // Issue 43: what -E takes, not CLI11's "could not be converted".
+  usage_error({"-E", "abc", "acquire", "L"}, "--conflict-exit-code: \"abc\" is not an exit code (-E takes");
+  usage_error({"-E", "-1", "acquire", "L"}, "--conflict-exit-code: \"-1\" is not an exit code (-E takes");
+  usage_error({"-E", "7x", "acquire", "L"}, "--conflict-exit-code: \"7x\" is not an exit code (-E takes");
+  // An option followed by "--" or by nothing: what it needs, not "negative duration '--'".
+  usage_error({"run", "N", "-w", "--", "true"},
+              "-w: needs a duration (500ms, 30s, 5m, 1h30m, 1d) after it, and got '--'");
+  usage_error({"run", "N", "--ttl", "--", "true"}, "--ttl: needs a duration");
+  usage_error({"acquire", "N", "-w"},
+              "-w: needs a duration (500ms, 30s, 5m, 1h30m, 1d) after it, and nothing followed");
+  usage_error({"status", "-u"}, "-u: needs a URL (redis://HOST[:PORT]) after it, and nothing followed");
+  usage_error({"-E", "--", "status"}, "-E: needs a number after it, and got '--'");
   usage_error({"status", "A", "--match", "x*"}, "status: give lock names or --match, not both");
+}
+
+TEST_CASE("-u takes one URL per occurrence; repeat it for a Redlock (issue 43)") {
+  g_env.clear();
+  // The word after a -u URL is the subcommand, or NAME: never a second master.
+  usage_error(
+      {"-u", "redis://a:1", "redis://b:2", "status"},
+      "unknown command: a URL stands where the subcommand goes, and one -u takes one URL: give -u before "
+      "each (-u URL1 -u URL2 SUBCOMMAND)");
+  auto inv = parse({"run", "-u", "redis://a:1", "N", "--", "true"});
+  CHECK(inv.global.urls == std::vector<std::string>{"redis://a:1"});
+  CHECK(inv.names == std::vector<std::string>{"N"});
+  CHECK(inv.child_argv == std::vector<std::string>{"true"});
+  inv = parse({"status", "-u", "redis://a:1", "N"});
+  CHECK(inv.global.urls == std::vector<std::string>{"redis://a:1"});
+  CHECK(inv.names == std::vector<std::string>{"N"});
+  inv = parse({"acquire", "-u", "redis://a:1", "N", "M"});
+  CHECK(inv.names == std::vector<std::string>{"N", "M"});
+  // Repeated: a Redlock, in the order given, before or after the subcommand.
+  inv = parse({"-u", "redis://a:1", "acquire", "-u", "redis://b:2", "N", "--url", "redis://c:3"});
+  CHECK(inv.global.urls == std::vector<std::string>{"redis://a:1", "redis://b:2", "redis://c:3"});
+  inv = parse({"--url=redis://a:1", "-uredis://b:2", "status"});
+  CHECK(inv.global.urls == std::vector<std::string>{"redis://a:1", "redis://b:2"});
+  // A comma list after one -u: said as such (by position: it may hold a password).
+  usage_error(
+      {"-u", "redis://a:1,redis://b:2", "status"},
+      "-u/--url: one -u takes one URL, and -u 1 of 1 is a comma-separated list; for a Redlock give -u "
+      "once per master (-u redis://a -u redis://b), or set RLOCK_URL to the list");
+  usage_error({"-u", "redis://a:1", "-u", "redis://:secret@b:2,rediss://c:3", "status"},
+              "-u 2 of 2 is a comma");
+  {
+    std::vector<const char*> args{"rlock", "-u", "redis://:secret@b:2,redis://c:3", "status"};
+    std::string message;
+    try {
+      rlock::cli::parse(static_cast<int>(args.size()), args.data(), fake_env);
+    } catch (const rlock::UsageError& e) {
+      message = e.what();
+    }
+    CHECK(message.find("one -u takes one URL") != std::string::npos);
+    CHECK(message.find("secret") == std::string::npos);
+  }
+  // Commas that belong to one URL: a Cluster's seeds, a Sentinel's hosts.
+  inv = parse({"-u", "redis-cluster://a:1,b:2", "status"});
+  CHECK(inv.global.urls == std::vector<std::string>{"redis-cluster://a:1,b:2"});
+  inv = parse({"-u", "redis-sentinel://a:1,b:2/mymaster", "status"});
+  CHECK(inv.global.urls.size() == 1);
+  // RLOCK_URL is still a comma-separated list.
+  g_env["RLOCK_URL"] = "redis://a:1,redis://b:2";
+  inv = parse({"status"});
+  CHECK(inv.global.urls == std::vector<std::string>{"redis://a:1", "redis://b:2"});
+  g_env.clear();
+}
+
+TEST_CASE("each subcommand's --help says what its own exit statuses mean (issue 43)") {
+  auto footer = [](std::string_view sub) {
+    auto help = rlock::cli::help_text(sub);
+    auto at = help.find("Exit status:");
+    REQUIRE(at != std::string::npos);
+    auto text = help.substr(at);
+    for (auto& c : text) {
+      c = c == '\n' ? ' ' : c;
+    }
+    return text;
+  };
+  CHECK(footer("release").find("1 not held by this owner") != std::string::npos);
+  CHECK(footer("renew").find("1 not held by this owner") != std::string::npos);
+  CHECK(footer("doctor").find("1 something is unsafe") != std::string::npos);
+  CHECK(footer("doctor").find("not held") == std::string::npos);
+  CHECK(footer("status").find("1 some named lock is free") != std::string::npos);
+  CHECK(footer("force-unlock").find("1 nothing to remove") != std::string::npos);
+  CHECK(footer("force-unlock").find("75 --if-dead: held") != std::string::npos);
+  CHECK(footer("check").find("0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN") != std::string::npos);
+  CHECK(footer("run").find("CMD's own status") != std::string::npos);
+  CHECK(footer("run").find("76 the lock was lost") != std::string::npos);
+  CHECK(footer("run").find("127 CMD not found") != std::string::npos);
+  // run's own footer text (CMD's environment) is kept before it.
+  CHECK(rlock::cli::help_text("run").find("Then: -- CMD [ARG...]") != std::string::npos);
+  for (auto sub : {"acquire", "history", "run"}) {
+    CAPTURE(sub);
+    CHECK(footer(sub).find(" 1 ") == std::string::npos); // they never exit 1
+  }
+  // Each row has its own list; the program's names each subcommand's 1.
+  for (const auto* row : rlock::cli::subcommands()) {
+    CAPTURE(row->name);
+    CHECK(!row->exits.empty());
+    CHECK(footer(row->name).find("{") == std::string::npos);
+  }
+  CHECK(footer("").find("doctor: unsafe") != std::string::npos);
 }
 
 TEST_CASE("TLS options: flags, else RLOCK_TLS_*, only for TLS URLs") {

@@ -1,5 +1,6 @@
 // The typed lock state and its words: decoded once (lock::layout_of,
 // detail::decode_*), turned into words only by cli/render.
+#include <rlock/cli/handlers.hpp>
 #include <rlock/cli/render.hpp>
 #include <rlock/cli/render_json.hpp>
 #include <rlock/lock/detail.hpp>
@@ -147,4 +148,22 @@ TEST_CASE("a fair waiter whose give-up time has passed is no waiter: not counted
   entry.elements[4] = array({str("dead-rlock"), integer(20'000), record(now - 1)});
   state = rlock::lock::detail::decode_inspected("wk", entry);
   CHECK(state.waiters.empty());
+}
+
+TEST_CASE("a waiter off a terminal: a line when the wait begins, then one a minute or when the holder "
+          "changes (issue 43)") {
+  rlock::cli::WaitLinePace pace;
+  const rlock::TimePoint t0{}; // made-up times
+  auto at = [&](long long ms) { return t0 + Millis(ms); };
+  CHECK(pace.due(at(0), "L\nowner-a"));      // the wait begins
+  CHECK(!pace.due(at(1'000), "L\nowner-a")); // the waiter's display ticks each second: quiet
+  CHECK(!pace.due(at(59'999), "L\nowner-a"));
+  CHECK(pace.due(at(60'000), "L\nowner-a")); // a minute on
+  CHECK(!pace.due(at(61'000), "L\nowner-a"));
+  CHECK(pace.due(at(62'000), "L\nowner-b")); // another holder: at once
+  CHECK(!pace.due(at(63'000), "L\nowner-b"));
+  CHECK(pace.due(at(64'000), "M\nowner-b")); // another lock (several names): at once
+  CHECK(!pace.due(at(64'000 + 59'999), "M\nowner-b"));
+  CHECK(pace.due(at(64'000 + 60'000), "M\nowner-b"));
+  CHECK(rlock::cli::WaitLinePace::k_every == Millis(60'000));
 }

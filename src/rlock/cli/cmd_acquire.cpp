@@ -92,11 +92,16 @@ int cmd_acquire(Context& ctx) {
 } // namespace
 
 extern const Subcommand k_acquire_command;
-constexpr Subcommand k_acquire_command{.name = "acquire",
-                                       .summary = "Take a lock (or re-enter it) and print the owner token",
-                                       .flags = acquire_flags,
-                                       .handler = cmd_acquire,
-                                       .takes_lock_names = true,
-                                       .writes_leases = true};
+constexpr Subcommand k_acquire_command{
+    .name = "acquire",
+    .summary = "Take a lock (or re-enter it) and print the owner token",
+    .flags = acquire_flags,
+    .handler = cmd_acquire,
+    .takes_lock_names = true,
+    .writes_leases = true,
+    .exits =
+        "{ok} taken (the owner token on stdout), {busy} busy or the wait ran out (-E), {lost} a name already "
+        "taken was lost while waiting for the others, {usage} usage, {unavailable} Redis unavailable, "
+        "{software} internal, {denied} auth denied"};
 
 } // namespace rlock::cli

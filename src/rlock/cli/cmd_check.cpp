@@ -150,6 +150,8 @@ constexpr Subcommand k_check_command{
     .summary = "Monitoring plugin (Nagios, Icinga...): stuck locks, dead holders, missed once-per jobs",
     .flags = check_flags,
     .handler = cmd_check,
-    .on_error = check_unknown};
+    .on_error = check_unknown,
+    .exits = "0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (the Monitoring Plugins rules; also a usage or Redis "
+             "error)"};
 
 } // namespace rlock::cli

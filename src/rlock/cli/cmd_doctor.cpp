@@ -56,6 +56,8 @@ constexpr Subcommand k_doctor_command{
     .name = "doctor",
     .summary = "Check what threatens lock safety on the server(s): eviction, persistence...",
     .flags = doctor_flags,
-    .handler = cmd_doctor};
+    .handler = cmd_doctor,
+    .exits = "{ok} nothing unsafe, {not_held} something is unsafe, {usage} usage, {unavailable} Redis "
+             "unavailable, {software} internal, {denied} auth denied"};
 
 } // namespace rlock::cli

@@ -53,10 +53,23 @@ int force_unlock_if_dead(Context& ctx, const lock::LockState& before) {
     verdict.why += fmt::format(", holding it since {}", utc_time(*before.record->acquired_at_ms));
   }
   if (verdict.alive && before.record && !before.record->renewed_at_ms) {
-    // Never renewed: most likely a plain `acquire`, whose record names its caller.
-    verdict.why +=
-        "; never renewed: a plain `acquire` records the process that ran it (a shell, a script, "
-        "a wrapper such as `timeout`), which proves that process runs, not that it still needs the lock";
+    const auto& record = *before.record;
+    // A `run` renews first a third of its lease after taking it: a hold
+    // younger than that says nothing yet about who holds it (issue 43).
+    const bool young = record.acquired_at_ms && record.ttl_ms && before.server_now_ms &&
+                       *before.server_now_ms - *record.acquired_at_ms < *record.ttl_ms / 3;
+    if (young) {
+      verdict.why +=
+          fmt::format("; taken {} ago, not renewed yet (a `run` renews a third of its lease, {}, after "
+                      "taking it)",
+                      format_duration(Millis(*before.server_now_ms - *record.acquired_at_ms)),
+                      format_duration(Millis(*record.ttl_ms / 3)));
+    } else {
+      // Never renewed: most likely a plain `acquire`, whose record names its caller.
+      verdict.why +=
+          "; never renewed: a plain `acquire` records the process that ran it (a shell, a script, "
+          "a wrapper such as `timeout`), which proves that process runs, not that it still needs the lock";
+    }
   }
   if (done.outcome == lock::IfDeadOutcome::released_meanwhile) {
     verdict.why = "it was released meanwhile";
@@ -102,11 +115,15 @@ int cmd_force_unlock(Context& ctx) {
 } // namespace
 
 extern const Subcommand k_force_unlock_command;
-constexpr Subcommand k_force_unlock_command{.name = "force-unlock",
-                                            .summary =
-                                                "Remove a lock whoever holds it (clears a dead holder)",
-                                            .flags = force_unlock_flags,
-                                            .handler = cmd_force_unlock,
-                                            .takes_lock_names = true};
+constexpr Subcommand k_force_unlock_command{
+    .name = "force-unlock",
+    .summary = "Remove a lock whoever holds it (clears a dead holder)",
+    .flags = force_unlock_flags,
+    .handler = cmd_force_unlock,
+    .takes_lock_names = true,
+    .exits =
+        "{ok} removed, {not_held} nothing to remove (the lock is free), {busy} --if-dead: held, its holder "
+        "not provably gone (-E), {usage} usage, {unavailable} Redis unavailable, {software} internal, "
+        "{denied} auth denied"};
 
 } // namespace rlock::cli

@@ -77,6 +77,8 @@ constexpr Subcommand k_history_command{.name = "history",
                                            "Show a lock's past: who held it, for how long, how it ended",
                                        .flags = history_flags,
                                        .handler = cmd_history,
-                                       .takes_lock_names = true};
+                                       .takes_lock_names = true,
+                                       .exits = "{ok} shown, {usage} usage, {unavailable} Redis unavailable, "
+                                                "{software} internal, {denied} auth denied"};
 
 } // namespace rlock::cli

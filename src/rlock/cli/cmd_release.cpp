@@ -35,11 +35,14 @@ int cmd_release(Context& ctx) {
 } // namespace
 
 extern const Subcommand k_release_command;
-constexpr Subcommand k_release_command{.name = "release",
-                                       .summary = "Release one level of a lock (or all with --all)",
-                                       .flags = release_flags,
-                                       .handler = cmd_release,
-                                       .needs_owner = true,
-                                       .takes_lock_names = true};
+constexpr Subcommand k_release_command{
+    .name = "release",
+    .summary = "Release one level of a lock (or all with --all)",
+    .flags = release_flags,
+    .handler = cmd_release,
+    .needs_owner = true,
+    .takes_lock_names = true,
+    .exits = "{ok} released, {not_held} not held by this owner, {usage} usage, {unavailable} Redis "
+             "unavailable, {software} internal, {denied} auth denied"};
 
 } // namespace rlock::cli

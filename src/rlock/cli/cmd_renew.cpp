@@ -35,12 +35,15 @@ int cmd_renew(Context& ctx) {
 } // namespace
 
 extern const Subcommand k_renew_command;
-constexpr Subcommand k_renew_command{.name = "renew",
-                                     .summary = "Extend the lease of a lock you hold",
-                                     .flags = renew_flags,
-                                     .handler = cmd_renew,
-                                     .needs_owner = true,
-                                     .takes_lock_names = true,
-                                     .writes_leases = true};
+constexpr Subcommand k_renew_command{
+    .name = "renew",
+    .summary = "Extend the lease of a lock you hold",
+    .flags = renew_flags,
+    .handler = cmd_renew,
+    .needs_owner = true,
+    .takes_lock_names = true,
+    .writes_leases = true,
+    .exits = "{ok} renewed, {not_held} not held by this owner, {usage} usage, {unavailable} Redis "
+             "unavailable, {software} internal, {denied} auth denied"};
 
 } // namespace rlock::cli

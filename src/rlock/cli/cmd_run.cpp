@@ -149,8 +149,7 @@ Convert run_flags(CLI::App& sub, SharedFlags& shared) {
                   "(several NAMEs: RLOCK_NAME and RLOCK_FENCE list them, comma-separated;\n"
                   "a TLS URL: RLOCK_TLS_* too; run without a lock by --if-unavailable run:\n"
                   "RLOCK_OWNER and RLOCK_FENCE empty, RLOCK_UNLOCKED=1).\n"
-                  "rlock exits with CMD's status. A NAME that starts with '-': run -- -NAME -- CMD.\n\n") +
-      exit_footer());
+                  "rlock exits with CMD's status. A NAME that starts with '-': run -- -NAME -- CMD.\n\n"));
   return [raw](Invocation& inv, Env) { inv.own = convert_run(*raw, inv); };
 }
 
@@ -165,6 +164,7 @@ std::string absolute_path(const std::string& path) {
 
 // run --once-per, the locks just taken (run::check_once_per reads, judges and
 // releases): when the job was done in the current window, says who did it
+// (with -v only: a skip is success, and cron mails every output, issue 43)
 // and returns true.
 bool done_in_window(Context& ctx, const run::RunSpec& spec) {
   const auto& keys = ctx.locks.front();
@@ -175,8 +175,8 @@ bool done_in_window(Context& ctx, const run::RunSpec& spec) {
   std::string when =
       fmt::format("{} from {}", format_duration(*spec.once_per), utc_time(check.window.start_ms));
   if (check.verdict == lock::OnceVerdict::done) {
-    log::info("{}: already done in this window ({}) {}; not running", printable(keys.name), when,
-              done_phrase(*check.last_done));
+    log::debug("{}: already done in this window ({}) {}; not running", printable(keys.name), when,
+               done_phrase(*check.last_done));
   } else {
     log::warning(
         "{}: its once-per record ({}) cannot be read; taken as done in this window ({}), not running "
@@ -275,12 +275,18 @@ int cmd_run(Context& ctx) {
 } // namespace
 
 extern const Subcommand k_run_command;
-constexpr Subcommand k_run_command{.name = "run",
-                                   .summary = "Hold a lock while a command runs: acquire, renew, release",
-                                   .flags = run_flags,
-                                   .handler = cmd_run,
-                                   .takes_command = true,
-                                   .takes_lock_names = true,
-                                   .writes_leases = true};
+constexpr Subcommand k_run_command{
+    .name = "run",
+    .summary = "Hold a lock while a command runs: acquire, renew, release",
+    .flags = run_flags,
+    .handler = cmd_run,
+    .takes_command = true,
+    .takes_lock_names = true,
+    .writes_leases = true,
+    .exits =
+        "CMD's own status; {usage} usage, {unavailable} Redis unavailable (--if-unavailable skip: 0), "
+        "{software} internal, {busy} busy or the wait ran out (-E), {lost} the lock was lost (or --max-hold "
+        "passed) and CMD was stopped, {denied} auth denied, {cannot_execute} CMD not executable, "
+        "{not_found} CMD not found, 128+N CMD killed by signal N (130, 143: interrupted while waiting)"};
 
 } // namespace rlock::cli

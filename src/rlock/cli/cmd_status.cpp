@@ -233,9 +233,12 @@ int cmd_status(Context& ctx) {
 } // namespace
 
 extern const Subcommand k_status_command;
-constexpr Subcommand k_status_command{.name = "status",
-                                      .summary = "Show who holds locks, since when and for how long",
-                                      .flags = status_flags,
-                                      .handler = cmd_status};
+constexpr Subcommand k_status_command{
+    .name = "status",
+    .summary = "Show who holds locks, since when and for how long",
+    .flags = status_flags,
+    .handler = cmd_status,
+    .exits = "{ok} ok (with NAMEs: every named lock is held), {not_held} some named lock is free, {usage} "
+             "usage, {unavailable} Redis unavailable, {software} internal, {denied} auth denied"};
 
 } // namespace rlock::cli

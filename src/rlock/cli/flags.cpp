@@ -169,16 +169,53 @@ std::string default_of(Millis value) {
   return fmt::format("(default {})", format_duration(value));
 }
 
-std::string exit_footer() {
+namespace {
+
+// `text` broken into lines of at most `width` columns, at spaces.
+std::string wrap_words(std::string_view text, std::size_t width) {
+  std::string out;
+  std::size_t line = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t end = std::min(text.find(' ', at), text.size());
+    std::string_view word = text.substr(at, end - at);
+    if (line > 0 && line + 1 + word.size() > width) {
+      out += '\n';
+      line = 0;
+    } else if (line > 0) {
+      out += ' ';
+      ++line;
+    }
+    out += word;
+    line += word.size();
+    at = end + 1;
+  }
+  return out;
+}
+
+} // namespace
+
+std::string exit_footer(const Subcommand* row) {
   auto code = [](ExitCode exit) { return static_cast<int>(exit); };
-  return fmt::format("Durations: 500ms, 30s, 5m, 2h, 1h30m, 1d, or seconds (0.5).\n"
-                     "Exit status: {} ok, {} not held, {} usage, {} Redis unavailable, {} internal, {} busy\n"
-                     "(-E), {} lock lost (while CMD ran, or while waiting for more names), {} auth\n"
-                     "denied; run exits with CMD's status; check with 0-3 (Monitoring Plugins).\n"
+  // The program's: 1 is each subcommand's own "no" (its --help says which).
+  constexpr std::string_view k_program_exits = "{ok} ok, {not_held} as each subcommand says (release, renew: "
+                                               "not held by this owner; status NAME: a lock is "
+                                               "free; force-unlock: nothing to remove; doctor: unsafe), "
+                                               "{usage} usage, {unavailable} Redis unavailable, "
+                                               "{software} internal, {busy} busy (-E), {lost} lock lost "
+                                               "(while CMD ran, or while waiting for more names), "
+                                               "{denied} auth denied; run exits with CMD's status; check "
+                                               "with 0-3 (Monitoring Plugins); each subcommand's "
+                                               "--help lists its own";
+  std::string exits = fmt::format(
+      fmt::runtime(row != nullptr ? row->exits : k_program_exits), fmt::arg("ok", code(ExitCode::ok)),
+      fmt::arg("not_held", code(ExitCode::not_held)), fmt::arg("usage", code(ExitCode::usage)),
+      fmt::arg("unavailable", code(ExitCode::unavailable)), fmt::arg("software", code(ExitCode::software)),
+      fmt::arg("busy", code(ExitCode::busy)), fmt::arg("lost", code(ExitCode::lost)),
+      fmt::arg("denied", code(ExitCode::denied)), fmt::arg("cannot_execute", code(ExitCode::cannot_execute)),
+      fmt::arg("not_found", code(ExitCode::not_found)));
+  return fmt::format("Durations: 500ms, 30s, 5m, 2h, 1h30m, 1d, or seconds (0.5).\n{}.\n"
                      "See rlock(1) for the data format, the environment and safety notes.",
-                     code(ExitCode::ok), code(ExitCode::not_held), code(ExitCode::usage),
-                     code(ExitCode::unavailable), code(ExitCode::software), code(ExitCode::busy),
-                     code(ExitCode::lost), code(ExitCode::denied));
+                     wrap_words("Exit status: " + exits, 78));
 }
 
 std::optional<Millis> optional_duration(const std::string& text, std::string_view flag) {

@@ -29,7 +29,7 @@ struct GlobalFlags {
   bool record_args = false;
   bool quiet = false;
   bool verbose = false;
-  int conflict_exit_code = k_default_conflict_exit_code;
+  std::string conflict_exit_code_text; // -E as given ("": not given)
   std::string sync_replicas;
 };
 
@@ -77,8 +77,9 @@ void check_names(Invocation& inv);
 
 // "(default 30s)" for a help line.
 std::string default_of(Millis value);
-// The help's footer: durations, the exit codes from ExitCode itself, rlock(1).
-std::string exit_footer();
+// The help's footer: durations, the exit codes (the program's, or `row`'s
+// own: Subcommand::exits, its codes filled in from ExitCode), rlock(1).
+std::string exit_footer(const Subcommand* row = nullptr);
 
 // A duration flag's value, nullopt when not given ("").
 std::optional<Millis> optional_duration(const std::string& text, std::string_view flag);

@@ -41,21 +41,57 @@ lock::HolderInfo holder_info(pid_t pid, std::string command) {
                           start ? std::optional<long long>(start->start_ticks) : std::nullopt};
 }
 
+bool WaitLinePace::due(TimePoint now, const std::string& who) {
+  if (m_last && who == m_who && now - *m_last < k_every) {
+    return false;
+  }
+  m_last = now;
+  m_who = who;
+  return true;
+}
+
+WaitDisplay::WaitDisplay(lock::Mode asked) : m_asked(asked), m_terminal(isatty(STDERR_FILENO) != 0) {}
+
 WaitDisplay::~WaitDisplay() {
-  if (m_shown) {
+  if (m_shown && m_terminal) {
     log::write("\r\033[K");
   }
 }
 
 void WaitDisplay::operator()(const std::string& name, const lock::Holder& holder, Millis wait_left) {
-  log::write(fmt::format("\r\033[Krlock: waiting for {} ({} to go): {}", quote(name),
-                         format_duration(wait_left), holder_phrase(holder, m_asked)));
+  // Whole seconds, for people: what is left rounded up (the first line says
+  // -w's own "1h"), what has passed rounded down.
+  auto left = [](Millis value) { return format_duration(std::chrono::ceil<std::chrono::seconds>(value)); };
+  auto passed = [](Millis value) { return format_duration(std::chrono::floor<std::chrono::seconds>(value)); };
+  if (m_terminal) {
+    log::write(fmt::format("\r\033[Krlock: waiting for {} ({} to go): {}", quote(name), left(wait_left),
+                           holder_phrase(holder, m_asked)));
+    m_shown = true;
+    return;
+  }
+  const TimePoint now = Clock::now();
+  if (!m_pace.due(now, name + '\n' + holder.owner)) {
+    return;
+  }
+  std::string since;
+  if (holder.record && holder.record->acquired_at_ms) {
+    since = "; held since " + utc_time(*holder.record->acquired_at_ms);
+  }
+  if (!m_began) {
+    m_began = now;
+    log::write(fmt::format("rlock: waiting up to {} for {}: {}{}\n", left(wait_left), quote(name),
+                           holder_phrase(holder, m_asked), since));
+  } else {
+    log::write(fmt::format("rlock: still waiting for {} ({} so far, {} to go): {}{}\n", quote(name),
+                           passed(std::chrono::duration_cast<Millis>(now - *m_began)), left(wait_left),
+                           holder_phrase(holder, m_asked), since));
+  }
   m_shown = true;
 }
 
 lock::NamedBusyCallback wait_display(WaitDisplay& display) {
-  bool show = isatty(STDERR_FILENO) && log::g_level != log::Level::quiet;
-  return show ? lock::NamedBusyCallback(std::ref(display)) : lock::NamedBusyCallback();
+  return log::g_level != log::Level::quiet ? lock::NamedBusyCallback(std::ref(display))
+                                           : lock::NamedBusyCallback();
 }
 
 lock::AcquireRequest lock_request(const Context& ctx, lock::HolderInfo info) {

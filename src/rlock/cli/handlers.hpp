@@ -5,6 +5,7 @@
 // per-lock outcome of release and renew, one JSON document on stdout.
 
 #include <rlock/cli/context.hpp>
+#include <rlock/core/clock.hpp>
 #include <rlock/core/signals.hpp>
 #include <rlock/lock/lock.hpp>
 #include <rlock/lock/several.hpp>
@@ -14,6 +15,7 @@
 
 #include <exception>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <sys/types.h>
@@ -44,11 +46,27 @@ std::string process_command(pid_t pid, bool with_args);
 // its start time, so `force-unlock --if-dead` can tell when it is gone.
 lock::HolderInfo holder_info(pid_t pid, std::string command);
 
-// The terminal display while waiting: one line on stderr, rewritten in place,
-// cleared when it goes.
+// When a waiter off a terminal (a CI job's log, cron's mail) says a line: when
+// its wait begins, then once every `k_every`, or at once when it waits for
+// another lock or another holder (issue 43). Pure: `now` is given.
+class WaitLinePace {
+public:
+  static constexpr Millis k_every{60'000};
+  // Whether a line is due at `now` while `who` (the lock and its holder) keeps
+  // it waiting; a due line counts as said.
+  bool due(TimePoint now, const std::string& who);
+
+private:
+  std::optional<TimePoint> m_last;
+  std::string m_who;
+};
+
+// What a waiter shows on stderr: on a terminal, one line rewritten in place
+// each second and cleared when it goes; elsewhere, lines of their own at
+// WaitLinePace's pace, which stay (who holds it, where, since when).
 class WaitDisplay {
 public:
-  explicit WaitDisplay(lock::Mode asked) : m_asked(asked) {}
+  explicit WaitDisplay(lock::Mode asked);
   ~WaitDisplay();
   WaitDisplay(const WaitDisplay&) = delete;
   WaitDisplay& operator=(const WaitDisplay&) = delete;
@@ -56,10 +74,13 @@ public:
 
 private:
   lock::Mode m_asked;
+  bool m_terminal;
   bool m_shown = false;
+  WaitLinePace m_pace;
+  std::optional<TimePoint> m_began;
 };
 
-// `display` as the waiter's callback when stderr shows it to a person, else none.
+// `display` as the waiter's callback, none with -q.
 lock::NamedBusyCallback wait_display(WaitDisplay& display);
 
 // The lock request of `acquire` and `run` (keys: each of ctx.locks in turn).

@@ -139,15 +139,17 @@ std::optional<redis::TlsOptions> parse_tls(const GlobalFlags& raw, const std::ve
 } // namespace
 
 void add_global_flags(CLI::App& app, GlobalFlags& raw) {
-  app.add_option("-u,--url", raw.urls,
-                 fmt::format("Redis URL: redis://[[user]:password@]host[:port][/db] (a server, or any Cluster node), "
-                             "redis-cluster://[[user]:password@]host[:port][,...] (a Cluster's seed nodes, tried in "
-                             "turn), redis-sentinel://[[user]:password@]host[:port][,...]/MASTER[/db] or "
-                             "unix:///path[?db=N]; rediss://, rediss-cluster:// and rediss-sentinel:// with TLS; "
-                             "several: one Redlock over independent masters, each server once "
-                             "(env RLOCK_URL, comma-separated; REDIS_URL; default {})",
-                             k_default_url))
-      ->type_name("URL");
+  app.add_option(
+         "-u,--url", raw.urls,
+         fmt::format("Redis URL: redis://[[user]:password@]host[:port][/db] (a server, or any Cluster node), "
+                     "redis-cluster://[[user]:password@]host[:port][,...] (a Cluster's seed nodes, tried in "
+                     "turn), redis-sentinel://[[user]:password@]host[:port][,...]/MASTER[/db] or "
+                     "unix:///path[?db=N]; rediss://, rediss-cluster:// and rediss-sentinel:// with TLS; "
+                     "one URL per -u; repeat -u for one Redlock over independent masters, each server "
+                     "once (env RLOCK_URL, comma-separated; REDIS_URL; default {})",
+                     k_default_url))
+      ->type_name("URL")
+      ->allow_extra_args(false); // -u URL1 URL2: URL2 is the subcommand (issue 43), never a second master
   app.add_option("--password-file", raw.password_file,
                  "Read the password from FILE (env RLOCK_PASSWORD, REDISCLI_AUTH)")
       ->type_name("FILE");
@@ -183,7 +185,7 @@ void add_global_flags(CLI::App& app, GlobalFlags& raw) {
                "only, each argument as ***; env RLOCK_RECORD_ARGS=1)");
   app.add_flag("-q,--quiet", raw.quiet, "No warnings or progress on stderr");
   app.add_flag("-v,--verbose", raw.verbose, "Log each Redis request and reply to stderr");
-  app.add_option("-E,--conflict-exit-code", raw.conflict_exit_code,
+  app.add_option("-E,--conflict-exit-code", raw.conflict_exit_code_text,
                  fmt::format("Exit code when the lock is busy or the wait ran out (default {})",
                              k_default_conflict_exit_code))
       ->type_name("N");
@@ -219,11 +221,19 @@ void convert_global(const GlobalFlags& raw, Invocation& inv, Env env) {
   if (raw.quiet && raw.verbose) {
     throw UsageError("--quiet and --verbose exclude each other");
   }
-  if (raw.conflict_exit_code < 0 || raw.conflict_exit_code > 255) {
-    throw UsageError(
-        fmt::format("--conflict-exit-code: {} is not an exit code (0-255)", raw.conflict_exit_code));
+  if (!raw.conflict_exit_code_text.empty()) {
+    // Read here, not by CLI11, so `-E abc` is told what -E takes.
+    const auto& text = raw.conflict_exit_code_text;
+    int value = -1;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || value < 0 || value > 255) {
+      throw UsageError(
+          fmt::format("--conflict-exit-code: {} is not an exit code (-E takes a whole number from 0 "
+                      "to 255: the status when the lock is busy or the wait ran out; default {})",
+                      quote(text), k_default_conflict_exit_code));
+    }
+    g.conflict_exit_code = value;
   }
-  g.conflict_exit_code = raw.conflict_exit_code;
   if (!raw.sync_replicas.empty()) {
     g.sync_replicas = parse_sync_replicas(raw.sync_replicas, "--sync-replicas");
     g.sync_source = "--sync-replicas";

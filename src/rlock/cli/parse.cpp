@@ -45,8 +45,10 @@ void add_rows(App& a, const Subcommand* only = nullptr) {
       continue;
     }
     auto* sub = a.app.add_subcommand(std::string(row->name), std::string(row->summary));
+    sub->footer(std::string()); // not the program's (CLI11 copies it): the row's own exit statuses
     a.subs[row] = sub;
     a.converts[row] = row->flags(*sub, a.shared);
+    sub->footer(sub->get_footer() + exit_footer(row));
   }
 }
 
@@ -111,7 +113,29 @@ struct ArgvShape {
   int separator = 0;        // run: index of the "--" that starts CMD (0: none)
   bool name_before = false; // a positional word (NAME) precedes the first "--"
   int stray_option = 0;     // index of an unknown option before the subcommand
+  // index of an option that takes a value but is followed by "--" or by
+  // nothing (`run N -w -- true`), which CLI11 would take as its value or call
+  // missing in its own words
+  int missing_value = 0;
+  const CLI::Option* missing_option = nullptr;
 };
+
+// What a value of type `type_name` is, for "-w: needs a duration".
+std::string value_words(const std::string& type_name) {
+  if (type_name == "DUR") {
+    return "a duration (500ms, 30s, 5m, 1h30m, 1d)";
+  }
+  if (type_name == "N") {
+    return "a number";
+  }
+  if (type_name == "URL") {
+    return "a URL (redis://HOST[:PORT])";
+  }
+  if (type_name == "FILE") {
+    return "a file name";
+  }
+  return "a value (" + type_name + ")";
+}
 
 ArgvShape shape_of(const App& a, int argc, const char* const* argv) {
   ArgvShape shape;
@@ -144,6 +168,11 @@ ArgvShape shape_of(const App& a, int argc, const char* const* argv) {
       }
       bool attached = arg.find('=') != std::string_view::npos || (!arg.starts_with("--") && arg.size() > 2);
       if (opt != nullptr && opt->get_expected_min() > 0 && !attached) {
+        if (i + 1 >= argc || std::string_view(argv[i + 1]) == "--") {
+          shape.missing_value = i;
+          shape.missing_option = opt;
+          break;
+        }
         ++i; // its value
       }
       continue;
@@ -190,6 +219,13 @@ ParseResult parse(int argc, const char* const* argv, Env env) {
     parsed_argc = shape.separator;
     child_argv.assign(argv + shape.separator + 1, argv + argc);
   }
+  if (shape.missing_value != 0) {
+    const std::string_view written(argv[shape.missing_value]);
+    const bool last = shape.missing_value + 1 >= argc;
+    throw UsageError(fmt::format(
+        "{}: needs {} after it, and {} (see rlock --help)", printable(written.substr(0, written.find('='))),
+        value_words(shape.missing_option->get_type_name()), last ? "nothing followed" : "got '--'"));
+  }
   ParseResult result;
   const bool has_separator = parsed_argc != argc;
   try {
@@ -223,6 +259,13 @@ ParseResult parse(int argc, const char* const* argv, Env env) {
       what = shape.subcommand == 0 ? std::string("no command given")
                                    : fmt::format("unknown command '{}'", printable(argv[shape.subcommand]));
       what += " (" + subcommand_names() + ")";
+      if (shape.subcommand != 0 &&
+          std::string_view(argv[shape.subcommand]).find("://") != std::string_view::npos) {
+        // `-u URL1 URL2 status` (issue 43): one -u takes one URL. The word is
+        // not repeated: it may carry a password.
+        what = "unknown command: a URL stands where the subcommand goes, and one -u takes one URL: give -u "
+               "before each (-u URL1 -u URL2 SUBCOMMAND)";
+      }
     } else {
       what = fmt::format("{}: {}", sub->name, what);
     }

@@ -52,6 +52,11 @@ struct Subcommand {
   // It takes or renews locks (acquire, run, renew): the default replica sync
   // applies, so the handshake also counts each primary's replicas.
   bool writes_leases = false;
+  // Its exit statuses for its --help footer, each code named as ExitCode
+  // names it ({ok}, {not_held}, {usage}, {unavailable}, {software}, {busy},
+  // {lost}, {denied}, {cannot_execute}, {not_found}: cli/flags exit_footer),
+  // so each subcommand's help says what its own 1 means (issue 43).
+  std::string_view exits;
 };
 
 // Every subcommand, in the order help lists them (the one table).

@@ -99,8 +99,7 @@ Connection::Connection(Connection&& other) noexcept
       m_require_primary(other.m_require_primary), m_fd(std::exchange(other.m_fd, -1)),
       m_tls(std::move(other.m_tls)), m_reader(std::move(other.m_reader)),
       m_hello_pending(other.m_hello_pending), m_clock_pending(other.m_clock_pending),
-      m_scripts(std::move(other.m_scripts)),
-      m_info(std::move(other.m_info)) {
+      m_answered(other.m_answered), m_scripts(std::move(other.m_scripts)), m_info(std::move(other.m_info)) {
   other.m_reader.reset();
 }
 
@@ -115,6 +114,7 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     m_reader = std::move(other.m_reader);
     m_hello_pending = other.m_hello_pending;
     m_clock_pending = other.m_clock_pending;
+    m_answered = other.m_answered;
     m_scripts = std::move(other.m_scripts);
     m_info = std::move(other.m_info);
     other.m_reader.reset();
@@ -131,6 +131,7 @@ void Connection::close() {
   m_reader.reset();
   m_hello_pending = false;
   m_clock_pending = false;
+  m_answered = false;
   m_scripts.clear();
 }
 
@@ -153,7 +154,22 @@ int Connection::fd() const {
 }
 
 void Connection::fail(RedisErrorKind kind, const std::string& what) {
+  // Nothing answered yet on this connection: what the peer may be (issue 43).
+  const bool unanswered = m_fd >= 0 && !m_answered;
+  const bool plain_tcp = m_endpoint.transport == Endpoint::Transport::tcp && !m_endpoint.tls;
   close();
+  if (unanswered && kind == RedisErrorKind::protocol) {
+    // Its first answer is not Redis's protocol: no Redis listens there. Like
+    // a refused connection, nothing was applied: unavailable (69), and
+    // `run --if-unavailable` does what it says.
+    throw RedisError(RedisErrorKind::connect,
+                     fmt::format("not a Redis server: its first answer is not Redis's protocol ({}){}", what,
+                                 plain_tcp ? "; if that port speaks TLS, use rediss://" : ""));
+  }
+  if (unanswered && plain_tcp && kind == RedisErrorKind::closed) {
+    // A TLS port drops a plain-text request without a word.
+    throw RedisError(kind, what + " before any answer (if that port speaks TLS, use rediss://)");
+  }
   throw RedisError(kind, what); // the caller's context names the endpoint
 }
 
@@ -623,6 +639,7 @@ bool Connection::read(Reply& out, TimePoint deadline) {
       return false;
     }
   }
+  m_answered = true;
   log::debug("< {}", out.summary());
   return true;
 }

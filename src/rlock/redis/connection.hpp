@@ -187,6 +187,9 @@ private:
   std::optional<ReplyReader> m_reader; // set while connected
   bool m_hello_pending = false;        // HELLO goes with the next request
   bool m_clock_pending = false;        // TIME goes with the next request
+  // A reply was read on this connection: the peer speaks Redis's protocol
+  // (fail() says what a peer that never did may be: issue 43).
+  bool m_answered = false;
   std::vector<std::string> m_scripts;  // SHA1s run here (knows_script)
   ServerInfo m_info;
 };

@@ -349,6 +349,18 @@ std::size_t next_url_comma(std::string_view list) {
 
 std::vector<std::string> choose_urls(const std::vector<std::string>& flags, const char* (*env)(const char*)) {
   if (!flags.empty()) {
+    // One -u, one URL (issue 43): a comma list there is a Redlock written the
+    // RLOCK_URL way, which would otherwise fail as a bad port or database.
+    for (std::size_t i = 0; i < flags.size(); ++i) {
+      if (next_url_comma(flags[i]) != std::string_view::npos) {
+        // Said by position: the text may hold a password.
+        throw UsageError(
+            fmt::format("-u/--url: one -u takes one URL, and -u {} of {} is a comma-separated "
+                        "list; for a Redlock give -u once per master (-u redis://a -u redis://b), "
+                        "or set RLOCK_URL to the list",
+                        i + 1, flags.size()));
+      }
+    }
     return flags;
   }
   if (const char* list = env("RLOCK_URL"); list != nullptr && *list != '\0') {
