@@ -30,12 +30,12 @@ R_FORCE_UNLOCK="if (redis.call('del', KEYS[1]) == 1) then redis.call('publish', 
 R_UNLOCK="if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then return nil; end; local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1); if (counter > 0) then redis.call('pexpire', KEYS[1], ARGV[2]); return 0; else redis.call('del', KEYS[1]); redis.call('publish', KEYS[2], ARGV[1]); return 1; end; return nil;"
 ROWNER=6f1c2b7e-3d1a-4e8f-9a55-0c2d4e6f8a10:57
 
-mode_flags() { case $1 in plain) ;; read) echo -s ;; write) echo --write ;; limit2) echo --limit 2 ;; esac; }
+mode_flags() { case $1 in plain) ;; fair) echo --fair ;; read) echo -s ;; write) echo --write ;; limit2) echo --limit 2 ;; esac; }
 # waiting NAME MODE: a waiter of MODE for NAME has subscribed (its own channel for
 # a plain waiter queued for its turn, else its mode's channel)
 waiting() {
   case $2 in
-    plain) [ -n "$(rcli PUBSUB CHANNELS "redisson_lock__channel:{$1}:*")" ] || has_chan_sub "redisson_lock__channel:{$1}" ;;
+    plain | fair) [ -n "$(rcli PUBSUB CHANNELS "redisson_lock__channel:{$1}:*")" ] || has_chan_sub "redisson_lock__channel:{$1}" ;;
     read | write) has_chan_sub "redisson_rwlock:{$1}" ;;
     limit2) has_chan_sub "redisson_sc:{$1}" ;;
   esac
@@ -87,6 +87,7 @@ one() {
     redisson-unlock) OUT=$(rcli EVAL "$R_UNLOCK" 2 "$name" "redisson_lock__channel:{$name}" 0 30000 "$owner") RC=$? ;;
     noturns-release) r -u "$NT" release "$name" --owner "$owner" ;;
     noturns-force-unlock) r -u "$NT" force-unlock "$name" ;;
+    lease-end) left=$(rcli PTTL "$name"); t_free=$(( $(ms) + left )); RC=0 ;; # nobody frees it
   esac
   # (the waiter may hold it again by the time this is read: no look at the key)
   check "$label: $how freed $name (rc $RC, $OUT)" eval '[ "$RC" = 0 ] && case $how in redisson-*) [ "$OUT" = 1 ] ;; esac'
@@ -100,6 +101,8 @@ one "Redisson's forceUnlock" lock:c plain plain redisson-force-unlock
 one "Redisson's unlock (a hold rlock took with Redisson's token)" lock:d plain plain redisson-unlock "$ROWNER"
 one "release by a user without ~rlock_turns:" lock:e plain plain noturns-release
 one "force-unlock by a user without ~rlock_turns:" lock:f plain plain noturns-force-unlock
+one "Redisson's forceUnlock, a --fair waiter" lock:l plain fair redisson-force-unlock
+LEASE=3s one "the lease's end (3s)" lock:n plain plain lease-end
 WAITER_ARGS=(-u "$PC")
 one "Redisson's forceUnlock, a waiter allowed the plain lock's channels only" lock:k plain plain redisson-force-unlock
 WAITER_ARGS=()
