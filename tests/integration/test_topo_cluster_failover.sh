@@ -226,13 +226,7 @@ t_end=$(( $(ms) + left ))
 kill -9 "${NODE_PID[$OLD]}"
 check "(e) the replica $NEW is promoted" wait_until 30 promoted
 t_promoted=$(ms)
-check "(e) the waiter takes the lock on $NEW and runs CMD" wait_until 45 has_file "$T.start"
-t_free=$(( t_end > t_promoted ? t_end : t_promoted ))
-start=$(cat "$T.start" 2>/dev/null || echo $(( t_free + 999999 ))) # not started: no time to compare
-d=$(( start - t_free ))
-echo "  FIGURE a waiter through a crash failover: CMD started ${d}ms after the lock was free on $NEW (lease end, or its promotion if later)"
-check "(e) within 1s + SLACK_MS of that (${d}ms)" test "$d" -lt $(( 1000 + SLACK_MS ))
-check "(e) the waiter exits 0 (got $(bg_rc "$T"); $(head -c 300 "$T.err"))" wait_until 10 eval "bg_done '$T' && [ \"\$(bg_rc '$T')\" = 0 ]"
+waiter_after_failover "$T" "$t_end" "$t_promoted" "(e) Cluster, $n on $NEW"
 start_cluster_node "$OLD"
 check "(e) the old primary rejoins as a replica" wait_until 20 eval '[ "$(role_of "$OLD")" = slave ]'
 settle || fail "the cluster did not settle after (e)"

@@ -184,13 +184,6 @@ t_end=$(( $(ms) + left ))
 kill -9 "${NODE_PID[$OLD]}"
 check "the sentinels name $NEW as primary" wait_until 30 all_sentinels_name "$NEW"
 t_promoted=$(ms)
-check "the waiter takes WF on $NEW and runs CMD" wait_until 45 has_file "$T.start"
-t_free=$(( t_end > t_promoted ? t_end : t_promoted ))
-start=$(cat "$T.start" 2>/dev/null || echo $(( t_free + 999999 ))) # not started: no time to compare
-d=$(( start - t_free ))
-echo "  FIGURE a waiter through a crash failover (Sentinel): CMD started ${d}ms after WF was free on $NEW (lease end, or the sentinels naming it if later)"
-check "within 1s + SLACK_MS of that (${d}ms)" test "$d" -lt $(( 1000 + SLACK_MS ))
-check "the waiter exits 0 (got $(bg_rc "$T"); $(head -c 300 "$T.err"))" \
-  wait_until 10 eval "bg_done '$T' && [ \"\$(bg_rc '$T')\" = 0 ]"
+waiter_after_failover "$T" "$t_end" "$t_promoted" "Sentinel, WF on $NEW"
 
 finish
