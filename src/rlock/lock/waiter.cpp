@@ -100,7 +100,8 @@ struct HeardWhat {
   std::string error; // Heard::refused: the error reply
 };
 
-void read_messages(redis::Connection& sub, const LockKeys& keys, const std::function<void(const HeardWhat&)>& tell) {
+void read_messages(redis::Connection& sub, const LockKeys& keys,
+                   const std::function<void(const HeardWhat&)>& tell) {
   bool read = false;
   try {
     redis::Reply message;
@@ -474,8 +475,8 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
       } else if (across && channels != wait_channels(request, turns && result.queued, false)) {
         // Refused with the other layouts' channels (an ACL with this mode's
         // only): this mode's own, then.
-        log::debug("{}: SUBSCRIBE refused: {}; listening on this mode's channels only", on.nodes[i]->describe(),
-                   printable(what.error));
+        log::debug("{}: SUBSCRIBE refused: {}; listening on this mode's channels only",
+                   on.nodes[i]->describe(), printable(what.error));
         across = false;
         channels = channels_after(result);
         plan.subscription_lost(i);

@@ -130,7 +130,7 @@ private:
   std::vector<TimePoint> m_subscribe_at; // after a failed SUBSCRIBE
   std::vector<bool> m_announced;         // a release message came since the last attempt
   std::optional<TimePoint> m_first_message;
-  TimePoint m_wake{};         // the holder's lease end after the last busy answer
+  TimePoint m_wake{};                     // the holder's lease end after the last busy answer
   TimePoint m_turn_at = TimePoint::max(); // a turn given to another ends untaken ('next', '00')
   TimePoint m_keep_at = TimePoint::max(); // the caller's other locks are renewed then
   Millis m_keep_every{0};
