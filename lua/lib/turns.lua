@@ -11,10 +11,16 @@
 -- release channel gets '00', and the one after it gets 'next' on its own (it
 -- tries once a moment later, in case the first died before taking the lock).
 -- Redisson's waiters read '00' as the release message (LongCodec: 0) and wake
--- as they always did; rlock's waiters in the set know the turn went to
--- another and sleep on (no script call each); every other subscriber (an
--- older rlock, a Redlock's waiters) takes it as a release. With nobody in the
--- set, a release publishes '0' there as before: everyone wakes.
+-- as they always did; rlock's waiters in the set (they listen there too, for
+-- Redisson's unlock and forceUnlock and a release by a user without this
+-- key, which say '0' there only) know the turn went to another and sleep on
+-- (no script call each), unless nobody says 'taken' on the turns channel
+-- (redisson_lock__channel:{NAME}:rlock:turns, which the waiter that takes the
+-- lock on its turn publishes) within the turn's deadline (lock/waiter.hpp:
+-- k_turn_deadline): the named waiter and the next were stopped or dead, and
+-- any waiter tries. Every other subscriber (an older rlock, a Redlock's
+-- waiters) takes '00' as a release. With nobody in the set, a release
+-- publishes '0' there as before: everyone wakes.
 --
 -- The set expires once its last waiter has given up (its time, and 60 s more).
 -- A waiter that died is dropped when a release finds its channel unheard.

@@ -221,12 +221,15 @@ dead_all() { local p; for p in "$@"; do alive "$p" && return 1; done; return 0; 
 has_file() { [ -s "$1" ]; }
 key_gone() { [ "$(rcli EXISTS "$1")" = 0 ]; }
 key_there() { [ "$(rcli EXISTS "$1")" = 1 ]; }
-# numsub NAME: the waiters subscribed for NAME: on its release channel, and on
+# numsub NAME: the waiters subscribed for NAME: on its release channel, or on
 # their own (redisson_lock__channel:{NAME}:OWNER, a fair waiter's or a plain
-# one's waiting for its turn: lua/lib/turns.lua)
+# one's waiting for its turn, lua/lib/turns.lua; not the turns channel
+# ...:rlock:turns), whichever counts more (a waiter may listen on both)
 numsub() {
-  echo $(( $(rcli PUBSUB NUMSUB "redisson_lock__channel:{$1}" | sed -n 2p) +
-           $(rcli PUBSUB CHANNELS "redisson_lock__channel:{$1}:*" | grep -c .) ))
+  local main own
+  main=$(rcli PUBSUB NUMSUB "redisson_lock__channel:{$1}" | sed -n 2p)
+  own=$(rcli PUBSUB CHANNELS "redisson_lock__channel:{$1}:*" | grep -v ':rlock:turns$' | grep -c .)
+  echo $(( main > own ? main : own ))
 }
 has_sub() { [ "$(numsub "$1")" -ge 1 ]; }
 no_sub() { [ "$(numsub "$1")" = 0 ]; }

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Turns (issue 32, lua/lib/turns.lua): a release wakes one plain waiter, not all of
-# them. Waiters queued behind an rlock hold listen on their own channel only and
-# are served one a release, two script calls a handover (its acquisition and its
+# them. Waiters queued behind an rlock hold listen on their own channel, the turns
+# channel and the release channel (where they let '00' pass: issue 42), and are
+# served one a release, two script calls a handover (its acquisition and its
 # release); Redisson's waiters still hear the release channel ('00', a 0 to
 # Redisson); a waiter that died is skipped, one that dies after it was named is
-# covered by the next one (k_turn_grace); a waiter that gives up leaves.
+# covered by the next one (k_turn_grace); a waiter that gives up leaves. (Every
+# other way a lock is freed: test_core_wake_matrix.)
 . "$(dirname "$0")/lib.sh"
 start_redis
 
 turns() { rcli ZCARD "rlock_turns:{$1}"; }
-own_channels() { rcli PUBSUB CHANNELS "redisson_lock__channel:{$1}:*" | grep -c .; }
+own_channels() { rcli PUBSUB CHANNELS "redisson_lock__channel:{$1}:*" | grep -v ':rlock:turns$' | grep -c .; }
 main_subs() { rcli PUBSUB NUMSUB "redisson_lock__channel:{$1}" | sed -n 2p; }
 evalsha_calls() { rcli INFO commandstats | tr -d '\r' | sed -n 's/^cmdstat_evalsha:calls=\([0-9]*\),.*/\1/p'; }
 queued_and_listening() { [ "$(turns "$1")" = "$2" ] && [ "$(own_channels "$1")" = "$2" ]; }
@@ -28,7 +30,8 @@ for i in 1 2 3 4 5; do
 done
 check "five waiters queued for their turn in rlock_turns:{Q}" test "$(turns Q)" = 5
 check "each listens on its own channel (five)" test "$(own_channels Q)" = 5
-check "none listens on the release channel (the holder's release names the turns)" test "$(main_subs Q)" = 0
+check "each listens on the release channel too (five: Redisson's unlock, a user without the turns' key)" test "$(main_subs Q)" = 5
+check "and on the turns channel (five)" test "$(rcli PUBSUB NUMSUB "redisson_lock__channel:{Q}:rlock:turns" | sed -n 2p)" = 5
 check "the holder's record says its release names the turns" grep -q '"turns":1' <<<"$(rcli HGET Q rlock:meta)"
 sleep 0.3
 rcli CONFIG RESETSTAT >/dev/null

@@ -11,7 +11,7 @@ P1=${CLUSTER_PORTS[0]} P2=${CLUSTER_PORTS[1]} P3=${CLUSTER_PORTS[2]}
 url() { echo "redis://127.0.0.1:$1"; }
 chan() { if [[ $1 == *"{"* ]]; then echo "redisson_lock__channel:$1"; else echo "redisson_lock__channel:{$1}"; fi; }
 # (on the release channel, and the waiters' own: a plain waiter queued for its
-# turn listens on its own only, lua/lib/turns.lua)
+# turn listens on both, and on the turns channel, lua/lib/turns.lua)
 shard_subs() {
   echo $(( $(ccli "$1" PUBSUB SHARDNUMSUB "$(chan "$2")" | sed -n 2p) +
            $(ccli "$1" PUBSUB SHARDCHANNELS "$(chan "$2"):*" | grep -c .) ))

@@ -14,6 +14,8 @@
 #   (d) a crash failover right after an acquire loses no lock, FAILOVER_TRIALS
 #       (default 20) times, round the three shards; a request to a primary that
 #       is down names that primary, not the seed.
+#   (e) a waiter whose slot's primary is SIGKILLed follows the failover and
+#       takes the lock on the promoted replica once the lease ends (issue 42).
 # Promises only (lock present / absent, exit codes), no latencies: the figures
 # (failover times) are printed.
 . "$(dirname "$0")/lib.sh"
@@ -198,6 +200,36 @@ check "no 'could not release' ($(head -c 300 "$T.err"))" eval '! grep -q "could 
 start_cluster_node "$OLD"
 check "the old primary rejoins as a replica" wait_until 20 eval '[ "$(role_of "$OLD")" = slave ]'
 settle || fail "the cluster did not settle after the rejoin"
+
+# ------------------------------------------------ (e) a waiter follows a crash failover (issue 42)
+# A `run -w` waiting through redis-cluster:// seeds for a lock whose primary is
+# SIGKILLed: its subscription breaks, its SUBSCRIBE to the dead node fails and
+# makes the slot map stale, so it subscribes on the promoted replica and takes
+# the lock there once the holder's (replicated) lease ends, not retrying the
+# dead node until its -w runs out.
+mapfile -t P < <(primaries)
+OLD=${P[0]}
+wait_until 15 synced "$OLD" || fail "(e): $OLD's replica does not acknowledge"
+NEW=
+wait_until 10 eval 'NEW=$(replica_now "$OLD")' || fail "(e): no replica of $OLD is listed with its link up"
+n=$(name_on "$OLD" wf)
+r -u "$URL" acquire "$n" --ttl 6s --owner holder
+expect_rc 0 "(e) the holder takes $n on $OLD for 6s"
+T=$TEST_TMP/wf
+bg "$T" -u "$URL" "${TO[@]}" run "$n" -w 40s -- sh -c 'date +%s%3N >"$0.start"' "$T"
+subscribed_on() { [ -n "$(ccli "$1" PUBSUB SHARDCHANNELS "redisson_lock__channel:{$n}*")$(ccli "$1" PUBSUB CHANNELS "redisson_lock__channel:{$n}*")" ]; }
+check "(e) the waiter listens on $OLD" wait_until 10 subscribed_on "$OLD"
+check "(e) ... and $NEW has the lock" wait_until 5 replica_has "$NEW" "$n"
+sleep 0.3
+left=$(ccli "$OLD" PTTL "$n")
+t_end=$(( $(ms) + left ))
+kill -9 "${NODE_PID[$OLD]}"
+check "(e) the replica $NEW is promoted" wait_until 30 promoted
+t_promoted=$(ms)
+waiter_after_failover "$T" "$t_end" "$t_promoted" "(e) Cluster, $n on $NEW"
+start_cluster_node "$OLD"
+check "(e) the old primary rejoins as a replica" wait_until 20 eval '[ "$(role_of "$OLD")" = slave ]'
+settle || fail "the cluster did not settle after (e)"
 
 # ------------------------------------------------ (d) crash failover right after an acquire
 lost=0 named=0 tried=0

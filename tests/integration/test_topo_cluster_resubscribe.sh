@@ -15,7 +15,7 @@ start_masters 2
 P1=${CLUSTER_PORTS[0]}
 chan() { echo "redisson_lock__channel:{$1}"; }
 # (on the release channel, and the waiters' own: a plain waiter queued for its
-# turn listens on its own only, lua/lib/turns.lua)
+# turn listens on both, and on the turns channel, lua/lib/turns.lua)
 shard_subs() {
   echo $(( $(ccli "$1" PUBSUB SHARDNUMSUB "$(chan "$2")" | sed -n 2p) +
            $(ccli "$1" PUBSUB SHARDCHANNELS "$(chan "$2"):*" | grep -c .) ))

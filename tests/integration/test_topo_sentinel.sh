@@ -3,7 +3,7 @@
 # primary through a redis-sentinel:// URL; a bad master name is one clear error;
 # `run` follows a failover to the new primary when the lock had reached it (CMD
 # runs to its end, exit 0), and exits 76, stopping CMD early, when the new
-# primary does not have the lock.
+# primary does not have the lock; a waiter follows a crash failover (issue 42).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/run_helpers/common.sh"
 . "$(dirname "$0")/topology.sh"
@@ -164,5 +164,26 @@ check "FO2 was not re-created on the new primary $NEW: no owner (EXISTS $(ccli "
   test -z "$fo2_owners"
 check "the set settles again: $NEW primary, $OLD its replica" settle_after_failover "$NEW" "$OLD"
 check "FO2 is gone from the old primary too (resynced)" wait_until 5 off "$OLD" FO2
+
+# --- a waiter follows a crash failover (issue 42): the primary is SIGKILLed while
+# a run -w waits; its SUBSCRIBE to the dead node fails and forgets it, the next
+# goes to the primary the sentinels name now, and it takes the lock there once
+# the holder's (replicated) lease ends, not retrying the dead node until its -w
+# runs out
+OLD=$SETTLED_PRIMARY NEW=$SETTLED_REPLICA
+r -u "$SENTINEL_URL" acquire WF --ttl 6s --owner holder
+expect_rc 0 "the holder takes WF on $OLD for 6s"
+check "WF reached the replica $NEW" wait_until 3 on "$NEW" WF
+T=$TEST_TMP/wf
+bg "$T" -u "$SENTINEL_URL" --connect-timeout 500ms --io-timeout 1s run WF -w 40s -- sh -c 'date +%s%3N >"$0.start"' "$T"
+check "the waiter listens on $OLD" \
+  wait_until 10 eval '[ -n "$(ccli "$OLD" PUBSUB CHANNELS "redisson_lock__channel:{WF}*")" ]'
+sleep 0.3
+left=$(ccli "$OLD" PTTL WF)
+t_end=$(( $(ms) + left ))
+kill -9 "${NODE_PID[$OLD]}"
+check "the sentinels name $NEW as primary" wait_until 30 all_sentinels_name "$NEW"
+t_promoted=$(ms)
+waiter_after_failover "$T" "$t_end" "$t_promoted" "Sentinel, WF on $NEW"
 
 finish

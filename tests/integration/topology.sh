@@ -370,6 +370,23 @@ sentinel_failover() {
   return 1
 }
 
+# waiter_after_failover T T_END T_PROMOTED WHAT: the background `run -w` T (bg,
+# its CMD writing T.start, wall ms) waited through a crash failover (issue 42):
+# it started CMD within 1s + SLACK_MS of when the lock was free on the promoted
+# node (the holder's lease end T_END, or its promotion T_PROMOTED if later),
+# and exited 0.
+waiter_after_failover() {
+  local t=$1 what=$4 t_free start d
+  t_free=$(( $2 > $3 ? $2 : $3 ))
+  check "$what: the waiter takes the lock and runs CMD" wait_until 45 has_file "$t.start"
+  start=$(cat "$t.start" 2>/dev/null || echo $(( t_free + 999999 ))) # not started: no time to compare
+  d=$(( start - t_free ))
+  echo "  FIGURE a waiter through a crash failover ($what): CMD started ${d}ms after the lock was free there (lease end, or the promotion if later)"
+  check "$what: within 1s + SLACK_MS of that (${d}ms)" test "$d" -lt $(( 1000 + SLACK_MS ))
+  check "$what: the waiter exits 0" wait_until 10 eval "bg_done '$t' && [ \"\$(bg_rc '$t')\" = 0 ]"
+  bg_done "$t" && [ "$(bg_rc "$t")" = 0 ] || echo "  the waiter: rc $(bg_rc "$t"), $(head -c 300 "$t.err")"
+}
+
 # expect_lost_run T CMD_PID SINCE_MS WHY: the background run T (bg) ends with 76
 # after the lock was lost (WHY, for the messages): CMD (pid CMD_PID, which would
 # have touched T.cmdend at its natural end) was stopped and is gone. Sets LOST_MS

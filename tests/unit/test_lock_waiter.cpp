@@ -282,18 +282,52 @@ TEST_CASE("waiter: the jitter is added to the wake-up at the holder's lease end,
   CHECK(plan.next(t0).until == t0 + Millis(10'000));
 }
 
-TEST_CASE("waiter: queued for its turn, a release that names another ('00') needs no attempt") {
+TEST_CASE("waiter: queued for its turn, a release that names another ('00') needs no attempt once it is taken") {
+  using rlock::lock::k_turn_deadline;
   WaitPlan plan(Millis(60'000), t0);
   plan.busy(Millis(30'000), t0, Millis(0), Millis(0), true);
   CHECK(plan.queued());
   plan.subscribed();
   plan.busy(Millis(30'000), t0 + Millis(2), Millis(0), Millis(0), true);
-  plan.passed_over(0, t0 + Millis(500));
+  plan.passed_over(0, t0 + Millis(500), Millis(40));
   auto next = plan.next(t0 + Millis(500));
   CHECK(next.step == Step::wait);
-  CHECK(next.until == t0 + Millis(30'003)); // the lease end it saw, no sooner
-  plan.released(0, t0 + Millis(700));     // its turn ('0' on its own channel)
+  CHECK(next.until == t0 + Millis(540) + k_turn_deadline); // the turn's deadline, with the jitter
+  plan.taken(); // the named waiter took it: back to the lease end it saw, no sooner
+  next = plan.next(t0 + Millis(520));
+  CHECK(next.step == Step::wait);
+  CHECK(next.until == t0 + Millis(30'003));
+  plan.released(0, t0 + Millis(700)); // its turn ('0' on its own channel)
   CHECK(plan.next(t0 + Millis(700)).step == Step::attempt);
+}
+
+TEST_CASE("waiter: a turn given to another that nobody takes (stopped, dead waiters) ends at its deadline") {
+  using rlock::lock::k_turn_deadline;
+  using rlock::lock::k_turn_jitter;
+  WaitPlan plan(Millis(60'000), t0);
+  plan.busy(Millis(30'000), t0, Millis(0), Millis(0), true);
+  plan.subscribed();
+  plan.busy(Millis(30'000), t0 + Millis(2), Millis(0), Millis(0), true);
+  plan.passed_over(0, t0 + Millis(1000), Millis(0));
+  CHECK(plan.next(t0 + Millis(1000) + k_turn_deadline - Millis(1)).step == Step::wait);
+  CHECK(plan.next(t0 + Millis(1000) + k_turn_deadline).step == Step::attempt);
+  // well within a second of the release, whatever the jitter
+  CHECK(k_turn_deadline + k_turn_jitter < Millis(800));
+  CHECK(rlock::lock::k_turn_grace < k_turn_deadline);
+  // busy again (someone took it meanwhile): the deadline is gone with that turn
+  plan.busy(Millis(20'000), t0 + Millis(1500), Millis(0), Millis(0), true);
+  CHECK(plan.next(t0 + Millis(1500)).until == t0 + Millis(21'501));
+  // a second '00' never puts an earlier deadline off
+  plan.passed_over(0, t0 + Millis(2000), Millis(0));
+  plan.passed_over(0, t0 + Millis(2300), Millis(0));
+  CHECK(plan.next(t0 + Millis(2300)).until == t0 + Millis(2000) + k_turn_deadline);
+  // never past the wait's deadline
+  WaitPlan late(Millis(1000), t0);
+  late.busy(Millis(30'000), t0, Millis(0), Millis(0), true);
+  late.subscribed();
+  late.busy(Millis(30'000), t0 + Millis(2), Millis(0), Millis(0), true);
+  late.passed_over(0, t0 + Millis(900), Millis(100));
+  CHECK(late.next(t0 + Millis(900)).until == t0 + Millis(1000));
 }
 
 TEST_CASE("waiter: not queued (a holder whose release names no turns), '00' is a release") {
@@ -311,11 +345,20 @@ TEST_CASE("waiter: next in line ('next') attempts k_turn_grace later, in case th
   plan.busy(Millis(30'000), t0, Millis(0), Millis(0), true);
   plan.subscribed();
   plan.busy(Millis(30'000), t0 + Millis(2), Millis(0), Millis(0), true);
+  plan.passed_over(0, t0 + Millis(1000), Millis(0));
   plan.next_in_line(t0 + Millis(1000));
   auto next = plan.next(t0 + Millis(1000));
   CHECK(next.step == Step::wait);
   CHECK(next.until == t0 + Millis(1000) + rlock::lock::k_turn_grace);
   CHECK(plan.next(t0 + Millis(1000) + rlock::lock::k_turn_grace).step == Step::attempt);
+  // 'taken' before then: no attempt for it
+  WaitPlan told(Millis(60'000), t0);
+  told.busy(Millis(30'000), t0, Millis(0), Millis(0), true);
+  told.subscribed();
+  told.busy(Millis(30'000), t0 + Millis(2), Millis(0), Millis(0), true);
+  told.next_in_line(t0 + Millis(1000));
+  told.taken();
+  CHECK(told.next(t0 + Millis(1000) + rlock::lock::k_turn_grace).until == t0 + Millis(30'003));
   // Busy again (the named one took it): queued, back to the lease end it sees now.
   plan.busy(Millis(30'000), t0 + Millis(1300), Millis(0), Millis(0), true);
   CHECK(plan.next(t0 + Millis(1300)).until == t0 + Millis(31'301));
@@ -328,17 +371,47 @@ TEST_CASE("waiter: next in line ('next') attempts k_turn_grace later, in case th
   CHECK(late.next(t0 + Millis(900)).until == t0 + Millis(1000));
 }
 
-TEST_CASE("waiter: the release channel is heard unless queued behind a hold whose release names turns") {
-  using rlock::lock::AcquireResult;
-  using rlock::lock::hears_release_channel;
-  AcquireResult busy;
-  CHECK(hears_release_channel(busy)); // not queued: a Redlock's waiter, a fair one, -n
-  busy.queued = true;
-  CHECK(hears_release_channel(busy)); // no record: Redisson's hold (its unlock says '0' there only)
-  busy.holder.record = rlock::lock::HolderRecord{};
-  CHECK(hears_release_channel(busy)); // an rlock record that does not say so: an older rlock
-  busy.holder.record->turns = 1;
-  CHECK(!hears_release_channel(busy)); // its release names the turns: its own channel is enough
-  busy.queued = false;
-  CHECK(hears_release_channel(busy));
+TEST_CASE("waiter: every waiter hears the release channel, and the other layouts' (issue 42)") {
+  using rlock::lock::Mode;
+  using rlock::lock::turns_channel;
+  using rlock::lock::wait_channels;
+  rlock::lock::AcquireRequest request;
+  request.keys = rlock::lock::keys_for("J");
+  request.owner = "me";
+  const std::string release = "redisson_lock__channel:{J}";
+  const std::string rw = "redisson_rwlock:{J}";
+  const std::string permits = "redisson_sc:{J}";
+  CHECK(turns_channel(request.keys) == release + ":rlock:turns");
+  using V = std::vector<std::string>;
+  // plain, queued for its turn: the release channel (Redisson's unlock, a user
+  // without the turns' key), its own, the turns channel, and the read-write lock's
+  CHECK(wait_channels(request, true) == V{release, release + ":me", release + ":rlock:turns", rw});
+  CHECK(wait_channels(request, false) == V{release, rw});
+  CHECK(wait_channels(request, true, false) == V{release, release + ":me", release + ":rlock:turns"});
+  request.mode.mode = Mode::fair; // its own first (RFairLock's head), then Redisson's forceUnlock's
+  CHECK(wait_channels(request, false) == V{release + ":me", release, rw});
+  CHECK(wait_channels(request, false, false) == V{release + ":me", release});
+  request.mode.mode = Mode::read; // a plain hold's release wakes a reader or a writer
+  CHECK(wait_channels(request, false) == V{rw, release});
+  CHECK(wait_channels(request, false, false) == V{rw});
+  request.mode.mode = Mode::write;
+  CHECK(wait_channels(request, false) == V{rw, release});
+  request.mode.mode = Mode::limit;
+  CHECK(wait_channels(request, false) == V{permits, release, rw});
+}
+
+TEST_CASE("waiter: a --limit semaphore met by another mode is a conflict no wait ends") {
+  using rlock::lock::Layout;
+  using rlock::lock::Mode;
+  using rlock::lock::waiting_cannot_end;
+  rlock::lock::Holder holder;
+  holder.layout = Layout::semaphore;
+  CHECK(waiting_cannot_end(Mode::exclusive, holder));
+  CHECK(waiting_cannot_end(Mode::fair, holder));
+  CHECK(waiting_cannot_end(Mode::read, holder));
+  CHECK(!waiting_cannot_end(Mode::limit, holder)); // every permit taken: one comes back
+  holder.layout = Layout::write;
+  CHECK(!waiting_cannot_end(Mode::exclusive, holder));
+  holder.layout = Layout::none;
+  CHECK(!waiting_cannot_end(Mode::exclusive, holder));
 }

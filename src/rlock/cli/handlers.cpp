@@ -124,8 +124,11 @@ void busy(const Context& ctx, const lock::Taken& taken) {
     }
     print_json(doc);
   }
-  std::string why =
-      inv.wait ? fmt::format("still busy after waiting {}", format_duration(*inv.wait)) : std::string("busy");
+  // A conflict of layouts no release ends is said at once (lock::waiting_cannot_end).
+  std::string why = !inv.wait ? std::string("busy")
+                    : lock::waiting_cannot_end(inv.mode.mode, holder)
+                        ? std::string("busy, and waiting cannot end it")
+                        : fmt::format("still busy after waiting {}", format_duration(*inv.wait));
   throw Error(Outcome::busy, fmt::format("{}{}: {}", ctx.locks.size() > 1 ? quote(name) + " " : "", why,
                                          holder_phrase(holder, inv.mode.mode)));
 }

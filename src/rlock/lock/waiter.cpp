@@ -46,21 +46,21 @@ Millis random_between(Millis low, Millis high) {
   return low + Millis(value % static_cast<unsigned>((high - low).count() + 1));
 }
 
-enum class Heard { nothing, released, passed_over, next, lost, refused };
+enum class Heard { nothing, released, passed_over, next, taken, lost, refused };
 
 // How many times a waiter subscribes again after MOVED (the slot moved; the
 // client's map is reloaded first) before it stops listening to that node.
 constexpr int k_moved_limit = 8;
 
 // A message on a subscription: a release (or any message: the attempt that
-// follows finds out); on `release_channel`, '00': a release that named a
-// waiter whose turn it is (passed over), on another (the waiter's own)
-// 'next': this waiter is next (lua/lib/turns.lua); the confirmation of a
-// SUBSCRIBE sent without awaiting it, or the server ending a sharded
-// subscription because the slot moved to another node ("sunsubscribe"): then
-// subscribe again there; or an error answering the SUBSCRIBE (MOVED: the
-// client's slot map is out of date).
-Heard classify(const redis::Reply& message, std::string_view release_channel) {
+// follows finds out); on the plain lock's release channel, '00': a release
+// that named a waiter whose turn it is (passed over), on the waiter's own
+// 'next': this waiter is next, on the turns channel: a waiter took its turn
+// (lua/lib/turns.lua); the confirmation of a SUBSCRIBE sent without awaiting
+// it, or the server ending a sharded subscription because the slot moved to
+// another node ("sunsubscribe"): then subscribe again there; or an error
+// answering the SUBSCRIBE (MOVED: the client's slot map is out of date).
+Heard classify(const redis::Reply& message, const LockKeys& keys) {
   if (message.type == redis::Reply::Type::error) {
     return Heard::refused;
   }
@@ -75,11 +75,15 @@ Heard classify(const redis::Reply& message, std::string_view release_channel) {
     if ((kind == "message" || kind == "smessage") && message.elements.size() == 3) {
       const auto& channel = message.elements[1].str;
       const auto& payload = message.elements[2].str;
-      if (channel == release_channel && payload == "00") {
-        return Heard::passed_over;
+      if (channel == keys.channel) {
+        return payload == "00" ? Heard::passed_over : Heard::released;
       }
-      if (channel != release_channel && payload == "next") {
-        return Heard::next;
+      if (channel == turns_channel(keys)) {
+        return payload == "taken" ? Heard::taken : Heard::nothing;
+      }
+      if (payload == "next" && channel.size() > keys.channel.size() &&
+          channel.compare(0, keys.channel.size() + 1, keys.channel + ":") == 0) {
+        return Heard::next; // on the waiter's own channel
       }
     }
   }
@@ -87,37 +91,30 @@ Heard classify(const redis::Reply& message, std::string_view release_channel) {
 }
 
 // Reads what a readable subscription has: a reply has begun (the rest within
-// 100 ms), then whatever is buffered. A broken subscription (server restart,
-// killed client) is closed: the holder's lease bounds what a lost message costs.
+// 100 ms), then whatever is buffered, telling `tell` each message in the
+// order it came ('00' then 'taken' is a turn taken; 'taken' then '00', a new
+// turn). A broken subscription (server restart, killed client) is closed: the
+// holder's lease bounds what a lost message costs.
 struct HeardWhat {
-  Heard heard = Heard::nothing; // released, when any of what was read was a release
-  std::string error;            // Heard::refused: the error reply
+  Heard heard = Heard::nothing;
+  std::string error; // Heard::refused: the error reply
 };
 
-HeardWhat read_messages(redis::Connection& sub, std::string_view release_channel) {
+void read_messages(redis::Connection& sub, const LockKeys& keys,
+                   const std::function<void(const HeardWhat&)>& tell) {
   bool read = false;
-  Heard most = Heard::nothing; // released before next before passed_over
   try {
     redis::Reply message;
     for (auto until = Clock::now() + Millis(100); sub.read(message, until); until = Clock::now()) {
       read = true;
-      switch (Heard heard = classify(message, release_channel)) {
-      case Heard::refused:
+      Heard heard = classify(message, keys);
+      if (heard == Heard::refused || heard == Heard::lost) {
         sub.close();
-        return {Heard::refused, message.str};
-      case Heard::lost:
-        sub.close();
-        return {Heard::lost, {}};
-      case Heard::released:
-      case Heard::next:
-      case Heard::passed_over:
-        if (most == Heard::nothing || most == Heard::passed_over ||
-            (most == Heard::next && heard == Heard::released)) {
-          most = heard;
-        }
-        break;
-      case Heard::nothing:
-        break;
+        tell({heard, heard == Heard::refused ? message.str : std::string()});
+        return;
+      }
+      if (heard != Heard::nothing) {
+        tell({heard, {}});
       }
       if (!sub.has_buffered_reply()) {
         break;
@@ -126,10 +123,12 @@ HeardWhat read_messages(redis::Connection& sub, std::string_view release_channel
   } catch (const RedisError& e) {
     log::debug("subscription lost: {}", e.what());
     sub.close();
-    return {Heard::lost, {}};
+    tell({Heard::lost, {}});
+    return;
   }
-  // Readable but no whole reply: the attempt that follows finds out.
-  return {!read ? Heard::released : most, {}};
+  if (!read) {
+    tell({Heard::released, {}}); // readable but no whole reply: the attempt that follows finds out
+  }
 }
 
 using Subscriptions = std::vector<std::optional<redis::Connection>>;
@@ -142,12 +141,12 @@ Subscriptions& finished_waits() {
 
 // Polls the subscriptions (those connected) and the signals until `until`,
 // and tells `tell` what was heard on which.
-void listen(Subscriptions& subs, std::string_view release_channel, SignalFd* signals, TimePoint until,
+void listen(Subscriptions& subs, const LockKeys& keys, SignalFd* signals, TimePoint until,
             const std::function<void(std::size_t, const HeardWhat&)>& tell) {
   bool buffered = false;
   for (std::size_t i = 0; i < subs.size(); ++i) {
     if (subs[i] && subs[i]->connected() && subs[i]->has_buffered_reply()) {
-      tell(i, read_messages(*subs[i], release_channel));
+      read_messages(*subs[i], keys, [&](const HeardWhat& what) { tell(i, what); });
       buffered = true;
     }
   }
@@ -167,8 +166,19 @@ void listen(Subscriptions& subs, std::string_view release_channel, SignalFd* sig
   }
   for (std::size_t i = 0; i < subs.size(); ++i) {
     if (fds[i].fd >= 0 && fds[i].revents != 0) {
-      tell(i, read_messages(*subs[i], release_channel));
+      read_messages(*subs[i], keys, [&](const HeardWhat& what) { tell(i, what); });
     }
+  }
+}
+
+// A plain waiter took the lock on its turn: the other queued waiters leave
+// that turn's deadline alone (WaitPlan::taken). Best effort: one that is
+// not heard (an ACL, a broken connection) costs their attempts at it.
+void say_taken(redis::Client& client, const LockKeys& keys) noexcept {
+  try {
+    client.publish(turns_channel(keys), "taken");
+  } catch (const std::exception& e) {
+    log::debug("cannot say the turn was taken: {}", e.what());
   }
 }
 
@@ -229,16 +239,20 @@ WaitPlan::Next WaitPlan::next(TimePoint now) const {
     return {Step::wait, std::min(retry, m_keep_at)};
   }
   TimePoint announced_by = m_first_message ? *m_first_message + m_announce_wait : TimePoint::max();
-  if (now >= m_wake || now >= announced_by) {
-    return {Step::attempt, {}}; // the holder's lease ended, one last look at the deadline, or released
+  TimePoint wake = std::min(m_wake, m_turn_at);
+  if (now >= wake || now >= announced_by) {
+    // the holder's lease ended, a turn given to another was not taken, one
+    // last look at the deadline, or released
+    return {Step::attempt, {}};
   }
-  return {Step::wait, std::min({m_wake, m_keep_at, retry, announced_by})};
+  return {Step::wait, std::min({wake, m_keep_at, retry, announced_by})};
 }
 
 void WaitPlan::answered(TimePoint now) {
   m_answered_at = now;
   m_attempt_due = false;
   m_fresh = false;
+  m_turn_at = TimePoint::max();
   m_first_message.reset();
   std::fill(m_announced.begin(), m_announced.end(), false);
 }
@@ -293,14 +307,20 @@ void WaitPlan::released(std::size_t index, TimePoint now) {
   m_attempt_due = true;
 }
 
-void WaitPlan::passed_over(std::size_t index, TimePoint now) {
+void WaitPlan::passed_over(std::size_t index, TimePoint now, Millis jitter) {
   if (!m_queued) {
     released(index, now);
+    return;
   }
+  m_turn_at = std::min({m_turn_at, now + k_turn_deadline + jitter, m_deadline});
 }
 
 void WaitPlan::next_in_line(TimePoint now) {
-  m_wake = std::min({m_wake, now + k_turn_grace, m_deadline});
+  m_turn_at = std::min({m_turn_at, now + k_turn_grace, m_deadline});
+}
+
+void WaitPlan::taken() {
+  m_turn_at = TimePoint::max();
 }
 
 void WaitPlan::keep_alive(TimePoint due, Millis every) {
@@ -312,28 +332,42 @@ void WaitPlan::kept_alive(TimePoint sent) {
   m_keep_at = sent + m_keep_every;
 }
 
-bool hears_release_channel(const AcquireResult& busy) {
-  return !busy.queued || !busy.holder.record || busy.holder.record->turns != 1;
+std::string turns_channel(const LockKeys& keys) {
+  return keys.channel + ":rlock:turns";
 }
 
-std::vector<std::string> wait_channels(const AcquireRequest& request, bool release, bool own) {
+bool waiting_cannot_end(Mode mode, const Holder& holder) {
+  return mode != Mode::limit && holder.layout == Layout::semaphore;
+}
+
+std::vector<std::string> wait_channels(const AcquireRequest& request, bool own, bool across) {
+  const auto& keys = request.keys;
+  std::vector<std::string> out;
   switch (request.mode.mode) {
   case Mode::fair:
-    return {request.keys.channel + ":" + request.owner};
+    out = {keys.channel + ":" + request.owner, keys.channel};
+    break;
   case Mode::read:
   case Mode::write:
-    return {request.keys.rw_channel};
+    out = {keys.rw_channel};
+    break;
   case Mode::limit:
-    return {request.keys.permit_channel};
+    out = {keys.permit_channel};
+    break;
   case Mode::exclusive:
+    out = {keys.channel};
+    if (own) {
+      out.push_back(keys.channel + ":" + request.owner);
+      out.push_back(turns_channel(keys));
+    }
     break;
   }
-  std::vector<std::string> out;
-  if (release || !own) {
-    out.push_back(request.keys.channel);
-  }
-  if (own) {
-    out.push_back(request.keys.channel + ":" + request.owner);
+  if (across) {
+    for (const auto* other : {&keys.channel, &keys.rw_channel}) {
+      if (std::find(out.begin(), out.end(), *other) == out.end()) {
+        out.push_back(*other);
+      }
+    }
   }
   return out;
 }
@@ -396,10 +430,12 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
                           [signals](TimePoint until) { pause_or_interrupt(signals, until); }};
   const bool turns = on.turns && !on.quorum && request.wait.has_value();
   // What to listen on, as the last busy answer says: a plain waiter queued
-  // for its turn hears its own channel, and the release channel unless the
-  // holder's release names the turns.
+  // for its turn hears its own channel and the turns channel besides the
+  // release channel. The other layouts' release channels too, unless a
+  // SUBSCRIBE to them was refused (an ACL with the mode's channels only).
+  bool across = true;
   auto channels_after = [&](const AcquireResult& busy) {
-    return wait_channels(request, !turns || hears_release_channel(busy), turns && busy.queued);
+    return wait_channels(request, turns && busy.queued, across);
   };
   auto channels = channels_after(AcquireResult{});
   std::vector<std::vector<std::string>> listening(n); // each subscription's channels
@@ -409,6 +445,7 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
     history.reached = true; // subscribing comes after a busy answer
   }
   std::vector<int> moved(n, 0); // SUBSCRIBEs answered MOVED
+  AcquireResult result;         // the last attempt's answer
   // What a subscription heard, told to the plan. A SUBSCRIBE refused with
   // MOVED or ASK (the slot moved and the client's map has not seen it yet):
   // subscribe again where the reloaded map says; any other refusal (an ACL
@@ -419,10 +456,13 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
       plan.released(i, Clock::now());
       break;
     case Heard::passed_over:
-      plan.passed_over(i, Clock::now());
+      plan.passed_over(i, Clock::now(), random_between(Millis(0), k_turn_jitter));
       break;
     case Heard::next:
       plan.next_in_line(Clock::now());
+      break;
+    case Heard::taken:
+      plan.taken();
       break;
     case Heard::lost:
       plan.subscription_lost(i);
@@ -431,6 +471,14 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
       auto kind = error_from_reply(what.error).kind();
       if ((kind == RedisErrorKind::moved || kind == RedisErrorKind::ask) && ++moved[i] <= k_moved_limit) {
         on.nodes[i]->slot_map_stale();
+        plan.subscription_lost(i);
+      } else if (across && channels != wait_channels(request, turns && result.queued, false)) {
+        // Refused with the other layouts' channels (an ACL with this mode's
+        // only): this mode's own, then.
+        log::debug("{}: SUBSCRIBE refused: {}; listening on this mode's channels only",
+                   on.nodes[i]->describe(), printable(what.error));
+        across = false;
+        channels = channels_after(result);
         plan.subscription_lost(i);
       } else {
         log::debug("{}: SUBSCRIBE refused: {}", on.nodes[i]->describe(), printable(what.error));
@@ -442,7 +490,6 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
       break;
     }
   };
-  AcquireResult result;
   std::optional<RedisError> failed; // the last attempt's error, when it is waited out (quorum)
   TimePoint answered_at = Clock::now();
   TimePoint next_display = answered_at;
@@ -501,7 +548,13 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
             finished_waits().push_back(std::move(sub));
           }
         }
+        if (turns && plan.queued()) {
+          say_taken(*on.nodes.front(), request.keys);
+        }
         return result;
+      }
+      if (request.wait && waiting_cannot_end(request.mode.mode, result.holder)) {
+        return result; // said at once: no release ends it
       }
       answered_at = Clock::now();
       plan.busy(result.holder.ttl, answered_at, result.retry_after,
@@ -518,8 +571,10 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
       break;
     case WaitPlan::Step::subscribe: {
       const auto i = next.index;
+      std::optional<redis::Endpoint> tried; // the node the SUBSCRIBE went to
       try {
         auto where = on.nodes[i]->subscription_for(channels.front());
+        tried = where.node;
         subs[i].emplace(where.node, timeouts);
         std::vector<std::string> subscribe{where.sharded ? "SSUBSCRIBE" : "SUBSCRIBE"};
         subscribe.insert(subscribe.end(), channels.begin(), channels.end());
@@ -530,7 +585,7 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
             subs[i]->close();
             throw RedisError(RedisErrorKind::timeout, "no answer to SUBSCRIBE");
           }
-          if (classify(confirmation, request.keys.channel) == Heard::refused) {
+          if (classify(confirmation, request.keys) == Heard::refused) {
             tell(i, {Heard::refused, confirmation.str});
             break;
           }
@@ -548,6 +603,11 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
           log::debug("cannot subscribe on {}: {}", on.nodes[i]->describe(), e.what());
           plan.not_listened(i);
           break;
+        }
+        if (tried) {
+          // That node is gone (a Cluster's primary killed, Sentinel's
+          // master): the next SUBSCRIBE goes where the deployment says now.
+          on.nodes[i]->subscription_failed(*tried);
         }
         sub_history[i].failed(e.kind(), now);
         auto decision = policy.decide(e.kind(), sub_history[i], Clock::now(), plan.deadline());
@@ -570,7 +630,7 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
         on_busy(shown, std::chrono::duration_cast<Millis>(plan.deadline() - now));
         next_display = now + k_display_every;
       }
-      listen(subs, request.keys.channel, signals, display ? std::min(next.until, next_display) : next.until, tell);
+      listen(subs, request.keys, signals, display ? std::min(next.until, next_display) : next.until, tell);
       break;
     }
     }

@@ -42,9 +42,16 @@ namespace rlock::lock {
 // release names one queued waiter on that waiter's own channel ('0': attempt
 // at once), tells the next one ('next': attempt k_turn_grace later, in case
 // the first died before taking the lock) and says '00' on the release
-// channel, which a queued waiter lets pass (passed_over): one script call a
-// handover, not one per waiter. A waiter not queued takes every release
-// message as one.
+// channel. A queued waiter hears the release channel too: '0' there (a
+// release that named nobody, Redisson's unlock or forceUnlock, a release by a
+// user without the turns' key) is a release; '00' gave the turn to another
+// (passed_over): no attempt then, but the named waiter's turn has a deadline,
+// k_turn_deadline (plus the caller's jitter) later, after which this waiter
+// attempts, unless it heard first that the turn was taken (taken: a waiter
+// that took the lock on its turn says so on the turns channel, see
+// turns_channel). One script call a handover, not one per waiter, and however
+// many named waiters are stopped or dead, a live one tries within a second. A
+// waiter not queued takes every release message as one.
 //
 // Several names: while one is awaited, those the caller already holds must stay
 // theirs. With keep_alive(due, every) the plan says `keep_alive` when `due`
@@ -94,11 +101,16 @@ public:
   void not_listened(std::size_t index);
   // A release message arrived on subscription `index` at `now`.
   void released(std::size_t index = 0, TimePoint now = {});
-  // A release named another waiter ('00'): a queued waiter waits on; one
-  // that is not takes it as a release message.
-  void passed_over(std::size_t index, TimePoint now);
+  // A release named another waiter ('00'): a queued waiter attempts only
+  // once that turn's deadline (k_turn_deadline + `jitter` after `now`) has
+  // passed without its being taken; one that is not queued takes it as a
+  // release message.
+  void passed_over(std::size_t index, TimePoint now, Millis jitter = Millis(0));
   // This waiter is next ('next'): attempt k_turn_grace after `now` at the latest.
   void next_in_line(TimePoint now);
+  // A waiter took the lock on its turn: no attempt for a turn's deadline
+  // ('next' included) until the next release.
+  void taken();
   // Keep the caller's other locks alive: first at `due`, then `every` after each renewal.
   void keep_alive(TimePoint due, Millis every);
   // The renewal of the caller's other locks sent at `sent` was confirmed.
@@ -118,7 +130,8 @@ private:
   std::vector<TimePoint> m_subscribe_at; // after a failed SUBSCRIBE
   std::vector<bool> m_announced;         // a release message came since the last attempt
   std::optional<TimePoint> m_first_message;
-  TimePoint m_wake{};         // the holder's lease end after the last busy answer
+  TimePoint m_wake{};                     // the holder's lease end after the last busy answer
+  TimePoint m_turn_at = TimePoint::max(); // a turn given to another ends untaken ('next', '00')
   TimePoint m_keep_at = TimePoint::max(); // the caller's other locks are renewed then
   Millis m_keep_every{0};
   bool m_queued = false; // the last busy answer queued this waiter for its turn
@@ -128,6 +141,13 @@ private:
 // case the waiter whose turn it is died before taking the lock: longer than
 // a live waiter takes to take it, short beside a lease.
 constexpr Millis k_turn_grace{200};
+// How long after a release that named another ('00') any queued waiter may
+// attempt, unless the turn was taken meanwhile (the named one and the one
+// told 'next' were stopped, or died): after k_turn_grace, with the waiter's
+// jitter (up to k_turn_jitter, so that the first to try takes it and says so
+// before most others try) well within a second.
+constexpr Millis k_turn_deadline{450};
+constexpr Millis k_turn_jitter{250};
 
 // Called while waiting, after each busy attempt, with the holder and the time
 // left until the wait's deadline (for the terminal display).
@@ -150,18 +170,28 @@ struct KeepAlive {
 };
 
 // The channels a waiter for `request` listens on: a plain waiter's, the
-// lock's release channel (redisson_lock__channel:{NAME}) when `release`, its
-// own (redisson_lock__channel:{NAME}:OWNER) when `own` (queued for its turn);
-// a fair waiter's own, the read-write lock's (redisson_rwlock:{NAME}) or the
-// semaphore's (redisson_sc:{NAME}).
-std::vector<std::string> wait_channels(const AcquireRequest& request, bool release, bool own);
+// lock's release channel (redisson_lock__channel:{NAME}), and when `own`
+// (queued for its turn) its own (redisson_lock__channel:{NAME}:OWNER) and
+// the turns channel; a fair waiter's own and the release channel (Redisson's
+// unlock and forceUnlock say '0' there only); the read-write lock's
+// (redisson_rwlock:{NAME}) or the semaphore's (redisson_sc:{NAME}). With
+// `across`, also the release channels of the other layouts NAME may be held
+// in (a plain hold is freed on the plain lock's channel, a read-write lock's
+// on its own), so that a waiter of one mode wakes when a hold of another
+// ends; the first channel is always the mode's own.
+std::vector<std::string> wait_channels(const AcquireRequest& request, bool own, bool across = true);
 
-// Whether a plain waiter whose attempt was answered `busy` listens on the
-// lock's release channel: unless the attempt queued it for its turn and the
-// holder's record says its release names the turns (lua/lib/turns.lua). A
-// hold of Redisson's, of an older rlock, a foreign key... is released with
-// '0' there, and only there. Pure.
-bool hears_release_channel(const AcquireResult& busy);
+// The channel on which a plain waiter that took the lock on its turn says
+// 'taken' (redisson_lock__channel:{NAME}:rlock:turns, under the release
+// channel's ACL pattern; no owner token can name it: 'rlock:' is reserved):
+// the other queued waiters then leave that turn's deadline alone.
+std::string turns_channel(const LockKeys& keys);
+
+// Whether waiting cannot end what keeps `request` out of the lock, so a
+// waiter says so at once instead of waiting its -w out: a --limit
+// semaphore's key (no lease, never freed by a release) met by another mode.
+// Pure.
+bool waiting_cannot_end(Mode mode, const Holder& holder);
 
 // Takes the lock, waiting up to request.wait without polling, as WaitPlan
 // decides: on a second connection, to the node serving the lock (SSUBSCRIBE on

@@ -148,6 +148,10 @@ public:
   // A node answered MOVED or ASK outside a request of this client (a waiter's
   // SSUBSCRIBE after the slot moved): the next request reloads the slot map.
   void slot_map_stale() { m_map_stale = true; }
+  // A waiter's SUBSCRIBE to `node` failed (refused, broken, unanswered): as
+  // after a request's socket error, that node is forgotten, and where a
+  // channel goes is asked again (the slot map, the sentinels).
+  void subscription_failed(const Endpoint& node) { forget(node); }
 
   // Every primary: the server, the Sentinel's primary, or each master of the
   // Cluster's slot map.
