@@ -22,6 +22,8 @@ wr() { echo "$2 $(( T + $3 )).000 pid=$4 fence=$5 max=$6 tag=$7 what=tick" >>"$T
 acq() { echo "ACQUIRED $(( T + $2 )) owner=$3 fence=$4 server=$5" >>"$TEST_TMP/$1/acq"; }
 fault() { echo "$2 $(( T + $3 )) $(( T + $4 )) offset=+0" >>"$TEST_TMP/$1/faults"; }
 report() { OUT=$("$PY" "$REPORT" "$TEST_TMP/$1" "$TEST_TMP/$1/faults" "$(( T + 100000 ))" 1500 "$TEST_TMP/$1/acq" 2>&1); RC=$?; }
+# says WHAT REGEX: the report has a line matching REGEX
+says() { check "$1" grep -q -- "$2" <<<"$OUT"; }
 
 # Late start: q acquired (token 100) at +0 and lost it to an eviction at once; p
 # acquired (101) at +50 and started at +200; q's command started at +300 (its
@@ -36,12 +38,11 @@ for t in 320 340 360 380 400 420 440 460 480 500 520 540 560 580 600; do wr late
 ev late TERM 510 1 100 q q; ev late END 610 2 101 p p
 report late
 check "late start: verdict ok ($OUT)" test "$RC" = 0
-check "late start: no stale write accepted" grep -q '^stale writes accepted: 0$' <<<"$OUT"
-check "late start: the refused write counted" grep -q '^stale writes refused by the fenced resource: 1$' <<<"$OUT"
+says "late start: no stale write accepted" '^stale writes accepted: 0$'
+says "late start: the refused write counted" '^stale writes refused by the fenced resource: 1$'
 check "late start: counted as a command started after a later acquisition's" \
   grep -q "^commands started after a later acquisition's command had started: 1$" <<<"$OUT"
-check "late start: the reading by START order would have counted p's 15 writes" \
-  grep -q '^writes accepted after a later START (the reading before issue 47): 15, of them 15 ' <<<"$OUT"
+says "late start: the reading by START order would have counted p's 15 writes" '^writes accepted after a later START (the reading before issue 47): 15, of them 15 '
 
 # A token gone back across a restart empty (the server's clock kept): p took 500,
 # the server restarted empty, q took 400 and started; p's writes go on, accepted.
@@ -55,10 +56,8 @@ wr back ACCEPT 720 1 500 500 p; wr back ACCEPT 740 1 500 500 p
 ev back END 800 1 500 p p; ev back END 900 2 400 q q
 report back
 check "token back: verdict FAIL ($OUT)" test "$RC" = 1
-check "token back: the token out of order named with both tokens and the restart" \
-  grep -q '^  #2 q fence 400 (server run 2) came after #1 p fence 500 (server run 1) .*restart-empty@' <<<"$OUT"
-check "token back: p's 2 writes after q started are stale writes accepted, with both tokens" \
-  grep -q '^  2 write(s) .* from the older holder p fence 500, .*the newer holder (acquired) q fence 400, .*faults between: restart-empty@' <<<"$OUT"
+says "token back: the token out of order named with both tokens and the restart" '^  #2 q fence 400 (server run 2) came after #1 p fence 500 (server run 1) .*restart-empty@'
+says "token back: p's 2 writes after q started are stale writes accepted, with both tokens" '^  2 write(s) .* from the older holder p fence 500, .*the newer holder (acquired) q fence 400, .*faults between: restart-empty@'
 
 # The same with the clock brought back: excluded by the promise.
 mkcase excused
@@ -67,8 +66,6 @@ fault excused clock-back 50 60
 fault excused restart-empty 100 500
 report excused
 check "data lost and the clock back: verdict ok ($OUT)" test "$RC" = 0
-check "data lost and the clock back: the token out of order is excluded by the promise" \
-  grep -q '^tokens not above every earlier acquisition.s: 1 (1 excluded by the promise)$' <<<"$OUT"
-check "data lost and the clock back: the writes are excluded, not accepted" \
-  grep -q '^stale writes accepted: 0 (and 2 excluded by the promise)$' <<<"$OUT"
+says "data lost and the clock back: the token out of order is excluded by the promise" '^tokens not above every earlier acquisition.s: 1 (1 excluded by the promise)$'
+says "data lost and the clock back: the writes are excluded, not accepted" '^stale writes accepted: 0 (and 2 excluded by the promise)$'
 finish
