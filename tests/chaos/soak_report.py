@@ -24,8 +24,9 @@ lock: a holder that acquired later has a larger token. So:
   witnesses' STARTs is not the order of acquisition: a command may start late
   (a slow start, its lock lost at once to eviction or a clock jump), after the
   holder that came next; its writes are then the stale ones, and refused.
-  Without ACQUISITIONS (or for a holder the server log missed) the START order
-  stands in, and says so.
+  For a holder the server's log missed (or without ACQUISITIONS) the tokens
+  stand in when one counter gave both (no restart-empty near their STARTs: the
+  smaller token was granted first), else the START order; the report says so.
 Each stale write accepted and each token out of order is listed with the two
 holders' tokens and the faults between them.
 """
@@ -108,14 +109,20 @@ def main():
         return starts[bisect.bisect_left(start_times, t0):bisect.bisect_left(start_times, t1)]
 
     def newer_than(me, o):
-        """How holder o is newer than holder me (or None): by the server's order, or by START order
-        where the server's log missed one of them."""
+        """How holder o is newer than holder me (or None): by the server's order; where the
+        server's log missed one of them, by their tokens when one counter gave both (no
+        restart-empty near their STARTs: the smaller was granted first), else by START order."""
         if o.get("owner") == me.get("owner"):
             return None
         mine, theirs = order.get(me.get("owner")), order.get(o.get("owner"))
         if mine and theirs:
             return "acquired" if theirs[0] > mine[0] else None
-        return "started (acquisition not seen)" if o["t"] > me["t"] else None
+        if o["t"] <= me["t"]:
+            return None
+        lo, hi = min(me["t"], o["t"]) - 5000, max(me["t"], o["t"])
+        if not any(k == "restart-empty" and lo <= s <= hi for k, s, e, _ in faults):
+            return "token above (acquisition not seen)" if int(o.get("fence", -1)) > int(me.get("fence", -1)) else None
+        return "started (acquisition not seen)"
 
     late_starts = 0  # holders whose command started after a later acquisition's command
     for e in starts:

@@ -4,7 +4,8 @@
 # - a holder whose command started late (its lock evicted at once, the next
 #   holder acquired and started first) writes refused, the next holder's
 #   accepted: no stale write accepted (the reading before issue 47, by START
-#   order, counted the next holder's writes as stale: the 15 of issue 47);
+#   order, counted the next holder's writes as stale: the 15 of issue 47), also
+#   when the server's log missed both acquisitions (their tokens tell);
 # - a token below an earlier acquisition's, with only a restart empty between:
 #   FAIL, the two tokens and the fault named;
 # - the same with the server's clock brought back too (clock-back): excluded by
@@ -43,6 +44,15 @@ says "late start: the refused write counted" '^stale writes refused by the fence
 check "late start: counted as a command started after a later acquisition's" \
   grep -q "^commands started after a later acquisition's command had started: 1$" <<<"$OUT"
 says "late start: the reading by START order would have counted p's 15 writes" '^writes accepted after a later START (the reading before issue 47): 15, of them 15 '
+
+# The same when the server's log missed both acquisitions (a MONITOR that was
+# reconnecting): one counter gave both tokens (no restart-empty near), so the
+# smaller was granted first: still no stale write accepted.
+mkcase unseen
+cp "$TEST_TMP/late/"{events,resource.log,faults} "$TEST_TMP/unseen/"
+report unseen
+check "late start, acquisitions not seen: verdict ok ($OUT)" test "$RC" = 0
+says "late start, acquisitions not seen: no stale write accepted" '^stale writes accepted: 0$'
 
 # A token gone back across a restart empty (the server's clock kept): p took 500,
 # the server restarted empty, q took 400 and started; p's writes go on, accepted.
