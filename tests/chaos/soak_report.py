@@ -80,10 +80,13 @@ def main():
         else:
             unexplained.append("%.0f (%s)" % (o["t"], o.get("tag")))
 
-    # The server's order of acquisitions, and the token order along it.
-    order = {}  # owner -> (index, wall ms, fence, server run)
+    # The server's order of acquisitions, and the token order along it. One run may
+    # take the lock twice: its first acquisition's answer lost (a silent or slow
+    # link), the lease ran out before its resend, which found the lock taken and
+    # waited for a fresh one. Its command holds the last: the one with its token.
+    by_owner = {}  # owner -> [(index, wall ms, fence, server run)]
     for i, a in enumerate(acqs):
-        order.setdefault(a.get("owner"), (i, a["t"], int(a.get("fence") or -1), a.get("server")))
+        by_owner.setdefault(a.get("owner"), []).append((i, a["t"], int(a.get("fence") or -1), a.get("server")))
 
     def excused(older, newer):
         """A token out of order that the promise excludes: data lost and the clock back."""
@@ -103,6 +106,12 @@ def main():
     start_times = [e["t"] for e in starts]
     start_of = {e["pid"]: e for e in starts}
     tag_of = {e.get("owner"): e.get("tag") for e in starts}
+    order = {}  # owner -> the acquisition its command holds: (index, wall ms, fence, server run)
+    for e in starts:
+        taken = by_owner.get(e.get("owner"), [])
+        mine = [a for a in taken if str(a[2]) == e.get("fence")] or [a for a in taken if a[1] <= e["t"]]
+        if mine:
+            order[e.get("owner")] = mine[-1]
     window = 30000.0  # how far apart two holders' STARTs are compared (a command starts within seconds)
 
     def near(t0, t1):
