@@ -6,6 +6,7 @@
 #   accepted: no stale write accepted (the reading before issue 47, by START
 #   order, counted the next holder's writes as stale: the 15 of issue 47), also
 #   when the server's log missed both acquisitions (their tokens tell);
+# - a run that took the lock twice is judged by the hold its command has;
 # - a token below an earlier acquisition's, with only a restart empty between:
 #   FAIL, the two tokens and the fault named;
 # - the same with the server's clock brought back too (clock-back): excluded by
@@ -53,6 +54,21 @@ cp "$TEST_TMP/late/"{events,resource.log,faults} "$TEST_TMP/unseen/"
 report unseen
 check "late start, acquisitions not seen: verdict ok ($OUT)" test "$RC" = 0
 says "late start, acquisitions not seen: no stale write accepted" '^stale writes accepted: 0$'
+
+# One run that took the lock twice (its first answer lost, the lease ran out, its
+# resend found the lock taken and it waited for a fresh one): r took 200, q took
+# 201 and ran, r took 202 and ran after q: r's writes are the newer holder's.
+mkcase twice
+acq twice 0 r 200 1
+acq twice 1500 q 201 1
+wr twice ACCEPT 1600 2 201 -1 q; ev twice START 1610 2 201 q q
+wr twice ACCEPT 1700 2 201 201 q; ev twice END 1710 2 201 q q
+acq twice 1750 r 202 1
+wr twice ACCEPT 2000 1 202 201 r; ev twice START 2010 1 202 r r
+wr twice ACCEPT 2100 1 202 202 r; ev twice END 2110 1 202 r r
+report twice
+check "a run that took the lock twice: verdict ok ($OUT)" test "$RC" = 0
+says "a run that took the lock twice: no stale write accepted" '^stale writes accepted: 0$'
 
 # A token gone back across a restart empty (the server's clock kept): p took 500,
 # the server restarted empty, q took 400 and started; p's writes go on, accepted.
