@@ -89,10 +89,15 @@ def main():
         by_owner.setdefault(a.get("owner"), []).append((i, a["t"], int(a.get("fence") or -1), a.get("server")))
 
     def excused(older, newer):
-        """A token out of order that the promise excludes: data lost and the clock back."""
-        restart = any(k == "restart-empty" and older[1] - 100 <= s <= newer[1] for k, s, e, _ in faults)
-        back = any(k == "clock-back" and s <= newer[1] for k, s, e, _ in faults)
-        return restart and back
+        """A token out of order that the promise excludes, said as " [...]": data lost (a
+        restart-empty between the two) and the clock back (a clock-back before the newer);
+        "" when not."""
+        restart = [s for k, s, e, _ in faults if k == "restart-empty" and older[1] - 100 <= s <= newer[1]]
+        back = [s for k, s, e, _ in faults if k == "clock-back" and s <= newer[1]]
+        if not restart or not back:
+            return ""
+        return " [excluded by the promise: data lost (restart-empty@%s) and the clock back (clock-back@%s)]" % (
+            stamp(restart[-1]), stamp(back[-1]))
 
     regressions, top = [], None
     for i, a in enumerate(acqs):
@@ -173,7 +178,7 @@ def main():
     for (old, new, how), ws in stale.items():
         o_start = next(e for e in starts if e.get("owner") == old)
         n_start = next(e for e in starts if e.get("owner") == new)
-        ok = order.get(old) and order.get(new) and excused(order[old], order[new])
+        ok = excused(order[old], order[new]) if order.get(old) and order.get(new) else ""
         if ok:
             stale_excused += len(ws)
         else:
@@ -183,7 +188,7 @@ def main():
                            "faults between: %s%s" % (
                                len(ws), stamp(ws[0]["t"]), stamp(ws[-1]["t"]), holder(old, o_start), how,
                                holder(new, n_start), ", ".join(between(t0, ws[-1]["t"])) or "none",
-                               " [excluded by the promise: data lost and the clock back]" if ok else ""))
+                               ok))
 
     reg_lines, reg_bad = [], 0
     for older, newer in regressions:
@@ -194,7 +199,7 @@ def main():
                              newer[0] + 1, tag_of.get(newer[4], newer[4]), newer[2], newer[3], older[0] + 1,
                              tag_of.get(older[4], older[4]), older[2], older[3], stamp(older[1]),
                              ", ".join(between(older[1], newer[1])) or "none",
-                             " [excluded by the promise: data lost and the clock back]" if ok else ""))
+                             ok))
 
     refused = sum(1 for w in writes if w["kind"] == "STALE")
     ends = [e for e in events if e["kind"] == "END"]
