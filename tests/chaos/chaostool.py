@@ -17,6 +17,16 @@
   chaostool.py pexpires MONITOR_LOG KEY
       Every PEXPIRE applied to KEY: "<ms> <lease ms>".
 
+  chaostool.py acquisitions PORT KEY OUT [--stop FILE]
+      The order in which the server took KEY (a plain lock): a MONITOR of the
+      Redis on 127.0.0.1:PORT, connected again whenever it ends (a server
+      restarted on the same port), until FILE exists. Each fresh hold (the
+      HSET of KEY's owner field with 'rlock:meta') is appended to OUT as
+      "ACQUIRED <wall ms> owner=<token> fence=<record's fence> server=<N>", each
+      connection as "CONNECTED <wall ms> server=<N>". The lines are in the
+      server's own execution order: what the fencing token promises to follow
+      (a witness's START order is not: a holder's command may start late).
+
   chaostool.py sample PORT OUT [--every S] [--seconds S] [--stop FILE] -- CMD ARGS...
       One long-lived sampler (no process start per sample): sends CMD to the
       Redis on 127.0.0.1:PORT every S seconds (default 0.05) and appends
@@ -117,6 +127,56 @@ def read_reply(f):
     raise ConnectionError("bad reply")
 
 
+def acquisitions(port, key, out, stop):
+    import json
+    marker = ' "HSET" "%s" ' % key
+    server, run_id = 0, None
+    with open(out, "a", buffering=1) as log:
+        while not (stop and os.path.exists(stop)):
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=2) as probe:
+                    probe.sendall(resp(["INFO", "server"]))
+                    info = read_reply(probe.makefile("rb"))
+                rid = next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if ln.startswith("run_id:")), None)
+                sock = socket.create_connection(("127.0.0.1", port), timeout=2)
+                sock.sendall(resp(["MONITOR"]))
+            except (OSError, ConnectionError, ValueError):
+                time.sleep(0.005)
+                continue
+            if rid != run_id:
+                server, run_id = server + 1, rid
+            log.write("CONNECTED %d server=%d\n" % (time.time() * 1000, server))
+            buf = b""
+            try:
+                while not (stop and os.path.exists(stop)):
+                    if b"\n" not in buf:
+                        ready, _, _ = select.select([sock], [], [], 0.2)
+                        if not ready:
+                            continue
+                        data = sock.recv(65536)
+                        if not data:
+                            break
+                        buf += data
+                        continue
+                    line, buf = buf.split(b"\n", 1)
+                    text = line.decode(errors="replace")
+                    if marker not in text or '"rlock:meta"' not in text:
+                        continue
+                    try:
+                        argv = shlex.split(text[text.index("] ") + 2:])
+                        i = argv.index("rlock:meta")
+                        if argv[0].upper() != "HSET" or i != 4 or argv[3] != "1":
+                            continue  # a fresh take sets the owner's level to 1 with its record
+                        fence = json.loads(argv[5]).get("fence")
+                    except (ValueError, IndexError, AttributeError):
+                        continue
+                    log.write("ACQUIRED %d owner=%s fence=%s server=%d\n" % (time.time() * 1000, argv[2], fence, server))
+            except (OSError, ConnectionError):
+                pass
+            finally:
+                sock.close()
+
+
 def sample(port, out, cmd, every, seconds, stop):
     end = time.monotonic() + seconds
     conn = None
@@ -147,6 +207,10 @@ def main(argv):
         if "--stop" in opts:
             stop = opts[opts.index("--stop") + 1]
         sample(int(opts[1]), opts[2], cmd, every, seconds, stop)
+        return 0
+    if len(argv) >= 4 and argv[0] == "acquisitions":
+        stop = argv[argv.index("--stop") + 1] if "--stop" in argv else None
+        acquisitions(int(argv[1]), argv[2], argv[3], stop)
         return 0
     if len(argv) >= 3 and argv[0] == "deathwatch":
         timeout = 60.0
