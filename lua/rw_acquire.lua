@@ -203,6 +203,15 @@ if kind == 'hash' then
     -- know rlock's fields): nobody holds it.
     redis.call('DEL', name)
     kind, mode = 'none', false
+  elseif mode ~= 'read' and mode ~= 'write' then
+    -- Holders under a 'mode' no RReadWriteLock writes (forged, or another
+    -- program's hash): not a read lock to join, nor one to take: busy, as
+    -- another layout is, whoever asks (test_core_scripts_random, seed 34542).
+    local holder = ''
+    if fields and fields[1] and #fields[1] <= 1024 then
+      holder = fields[1]
+    end
+    return {0, holder, redis.call('PTTL', name), 'hash', raw_field(name, writer_meta), 'exclusive', 0}
   end
 end
 if kind == 'none' then

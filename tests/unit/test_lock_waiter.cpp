@@ -351,14 +351,23 @@ TEST_CASE("waiter: next in line ('next') attempts k_turn_grace later, in case th
   CHECK(next.step == Step::wait);
   CHECK(next.until == t0 + Millis(1000) + rlock::lock::k_turn_grace);
   CHECK(plan.next(t0 + Millis(1000) + rlock::lock::k_turn_grace).step == Step::attempt);
-  // 'taken' before then: no attempt for it
+  // 'taken' before then: the attempt stands (it learns the new holder's
+  // lease end; without it a waiter behind sleeps to the old one)
   WaitPlan told(Millis(60'000), t0);
   told.busy(Millis(30'000), t0, Millis(0), Millis(0), true);
   told.subscribed();
   told.busy(Millis(30'000), t0 + Millis(2), Millis(0), Millis(0), true);
   told.next_in_line(t0 + Millis(1000));
   told.taken();
-  CHECK(told.next(t0 + Millis(1000) + rlock::lock::k_turn_grace).until == t0 + Millis(30'003));
+  CHECK(told.next(t0 + Millis(1000) + rlock::lock::k_turn_grace).step == Step::attempt);
+  // ... while a turn's deadline ('00') is what 'taken' cancels
+  WaitPlan passed(Millis(60'000), t0);
+  passed.busy(Millis(30'000), t0, Millis(0), Millis(0), true);
+  passed.subscribed();
+  passed.busy(Millis(30'000), t0 + Millis(2), Millis(0), Millis(0), true);
+  passed.passed_over(0, t0 + Millis(1000), Millis(0));
+  passed.taken();
+  CHECK(passed.next(t0 + Millis(1000) + rlock::lock::k_turn_deadline).until == t0 + Millis(30'003));
   // Busy again (the named one took it): queued, back to the lease end it sees now.
   plan.busy(Millis(30'000), t0 + Millis(1300), Millis(0), Millis(0), true);
   CHECK(plan.next(t0 + Millis(1300)).until == t0 + Millis(31'301));

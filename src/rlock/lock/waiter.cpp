@@ -239,7 +239,7 @@ WaitPlan::Next WaitPlan::next(TimePoint now) const {
     return {Step::wait, std::min(retry, m_keep_at)};
   }
   TimePoint announced_by = m_first_message ? *m_first_message + m_announce_wait : TimePoint::max();
-  TimePoint wake = std::min(m_wake, m_turn_at);
+  TimePoint wake = std::min({m_wake, m_turn_at, m_next_at});
   if (now >= wake || now >= announced_by) {
     // the holder's lease ended, a turn given to another was not taken, one
     // last look at the deadline, or released
@@ -253,6 +253,7 @@ void WaitPlan::answered(TimePoint now) {
   m_attempt_due = false;
   m_fresh = false;
   m_turn_at = TimePoint::max();
+  m_next_at = TimePoint::max();
   m_first_message.reset();
   std::fill(m_announced.begin(), m_announced.end(), false);
 }
@@ -316,7 +317,7 @@ void WaitPlan::passed_over(std::size_t index, TimePoint now, Millis jitter) {
 }
 
 void WaitPlan::next_in_line(TimePoint now) {
-  m_turn_at = std::min({m_turn_at, now + k_turn_grace, m_deadline});
+  m_next_at = std::min({m_next_at, now + k_turn_grace, m_deadline});
 }
 
 void WaitPlan::taken() {

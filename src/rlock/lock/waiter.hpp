@@ -106,10 +106,15 @@ public:
   // passed without its being taken; one that is not queued takes it as a
   // release message.
   void passed_over(std::size_t index, TimePoint now, Millis jitter = Millis(0));
-  // This waiter is next ('next'): attempt k_turn_grace after `now` at the latest.
+  // This waiter is next ('next'): attempt k_turn_grace after `now` at the
+  // latest, whether or not the turn is taken meanwhile: that attempt (the
+  // handover's third script call at most) is how the waiter after the named
+  // one learns the new holder's lease end, and says so; without it, a waiter
+  // behind would sleep to a lease end long gone when the new holder exits
+  // without releasing.
   void next_in_line(TimePoint now);
   // A waiter took the lock on its turn: no attempt for a turn's deadline
-  // ('next' included) until the next release.
+  // until the next release ('next' stands).
   void taken();
   // Keep the caller's other locks alive: first at `due`, then `every` after each renewal.
   void keep_alive(TimePoint due, Millis every);
@@ -131,7 +136,8 @@ private:
   std::vector<bool> m_announced;         // a release message came since the last attempt
   std::optional<TimePoint> m_first_message;
   TimePoint m_wake{};                     // the holder's lease end after the last busy answer
-  TimePoint m_turn_at = TimePoint::max(); // a turn given to another ends untaken ('next', '00')
+  TimePoint m_turn_at = TimePoint::max(); // a turn given to another ends untaken ('00')
+  TimePoint m_next_at = TimePoint::max(); // this waiter is next ('next')
   TimePoint m_keep_at = TimePoint::max(); // the caller's other locks are renewed then
   Millis m_keep_every{0};
   bool m_queued = false; // the last busy answer queued this waiter for its turn
