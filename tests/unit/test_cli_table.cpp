@@ -272,3 +272,26 @@ TEST_CASE("a watch frame is cut to the terminal's rows, saying what was cut") {
   CHECK(cut.find("… 4 more lines") != std::string::npos);
   CHECK(std::count(cut.begin(), cut.end(), '\n') == 4);
 }
+
+// Issue 43: a hold kept by run --hold-min after CMD ended is no heartbeat that
+// stopped ("RENEWED 2m ago", in yellow): it is kept to its end, and says so.
+TEST_CASE("status: a hold kept by --hold-min shows as kept to its end, not as a late renewal") {
+  auto state = rlock_state("nightly", "backup.sh");
+  state.record = rlock::lock::parse_holder_record(
+      R"({"host":"build-7","pid":25008,"command":"backup.sh","acquired_at_ms":1700000000000,)"
+      R"("renewed_at_ms":1700000010000,"kept_until_ms":1700000190000,"ttl_ms":30000,"fence":1})");
+  auto lines = lines_of(status_table({state}, TableStyle{200, false}));
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[1].find(" hold-min 0 ") != std::string::npos);
+  CHECK(lines[1].find(" ago ") == std::string::npos);
+  CHECK(status_table({state}, TableStyle{200, true}).find("\x1b[33m") == std::string::npos); // no warning tone
+  auto line = rlock::cli::status_line(state);
+  CHECK(line.find(", kept by --hold-min until 2023-11-14T22:16:30Z (CMD ended)") != std::string::npos);
+  CHECK(line.find(", renewed ") == std::string::npos);
+  auto doc = rlock::cli::status_json(state);
+  CHECK(doc["holder"]["kept_until_ms"] == 1700000190000LL);
+  CHECK(doc["holder"]["kept_until"] == "2023-11-14T22:16:30Z");
+  // A renewal after it (a heartbeat) drops kept_until_ms: "ago" again.
+  state.record->kept_until_ms.reset();
+  CHECK(lines_of(status_table({state}, TableStyle{200, false}))[1].find(" 1m30s ago ") != std::string::npos);
+}

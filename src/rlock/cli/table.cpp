@@ -138,7 +138,11 @@ Row holder_row(const lock::LockState& state, std::string kind, const std::string
   if (now && record->acquired_at_ms) {
     row.cells[k_held] = cell_duration(Millis(std::max(0LL, *now - *record->acquired_at_ms)));
   }
-  if (now && record->renewed_at_ms) {
+  if (record->kept_until_ms) {
+    // Kept by run --hold-min after CMD ended: no renewal follows, none is
+    // missed; the lease (TTL) runs to its end.
+    row.cells[k_renewed] = "hold-min";
+  } else if (now && record->renewed_at_ms) {
     long long age = std::max(0LL, *now - *record->renewed_at_ms);
     row.cells[k_renewed] = cell_duration(Millis(age)) + " ago";
     // `run` renews every TTL/3: two renewals missed is a holder to look at.
