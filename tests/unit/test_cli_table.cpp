@@ -284,7 +284,8 @@ TEST_CASE("status: a hold kept by --hold-min shows as kept to its end, not as a 
   REQUIRE(lines.size() == 2);
   CHECK(lines[1].find(" hold-min 0 ") != std::string::npos);
   CHECK(lines[1].find(" ago ") == std::string::npos);
-  CHECK(status_table({state}, TableStyle{200, true}).find("\x1b[33m") == std::string::npos); // no warning tone
+  CHECK(status_table({state}, TableStyle{200, true}).find("\x1b[33m") ==
+        std::string::npos); // no warning tone
   auto line = rlock::cli::status_line(state);
   CHECK(line.find(", kept by --hold-min until 2023-11-14T22:16:30Z (CMD ended)") != std::string::npos);
   CHECK(line.find(", renewed ") == std::string::npos);

@@ -111,7 +111,8 @@ TEST_CASE("render_history: escapes values, says Redisson, JSON has a schema") {
 // recorded before the change (the stored fields are the same).
 TEST_CASE("render_history: a force-unlocked event names the removed hold, then who removed it") {
   auto removed = event(1'700'000'000'123, "force-unlocked", "uuid:4242", "", "21");
-  removed.fields = {{"owner", "uuid:4242"}, {"host", "ops-1"}, {"pid", "777"}, {"cmd", "rlock force-unlock ***"},
+  removed.fields = {{"owner", "uuid:4242"}, {"host", "ops-1"},
+                    {"pid", "777"},         {"cmd", "rlock force-unlock ***"},
                     {"ver", "0.1.0"},       {"held_ms", "21"}};
   auto taken = event(1'700'000'000'100, "acquired", "uuid:4242");
   rlock::cli::HistoryView view;

@@ -239,8 +239,9 @@ TEST_CASE("stopping: a lease that cannot be confirmed: SIGTERM at its stop time,
 // renewal in flight at the stop time, its timeout's warning a moment later).
 // The stop is done at once; its words wait for the renewal's error (which the
 // watchdog makes known only after its warning), the kill time, or the end.
-TEST_CASE("stopping: an unconfirmed lease with its renewal in flight: stopped at once, said once the error is "
-          "known") {
+TEST_CASE(
+    "stopping: an unconfirmed lease with its renewal in flight: stopped at once, said once the error is "
+    "known") {
   FakeTree tree;
   tree.procs = {{40, "job", true}};
   Stopping stopping(config(OnLost::term, 10s), k_settings);
@@ -252,7 +253,7 @@ TEST_CASE("stopping: an unconfirmed lease with its renewal in flight: stopped at
   CHECK(turn.said.empty());
   CHECK(turn.wake <= t0 + 6s);
   turn = stopping.turn(t0 + 5s + 100ms, lease, {true, false, false}, tree);
-  CHECK(turn.said.empty()); // nothing known yet
+  CHECK(turn.said.empty());       // nothing known yet
   lease.last_error = "timed out"; // the watchdog's warning is written
   turn = stopping.turn(t0 + 5s + 200ms, lease, {true, false, false}, tree);
   REQUIRE(turn.said.size() == 1);

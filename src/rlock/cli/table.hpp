@@ -28,10 +28,11 @@ struct TableStyle {
 // HOLDER. Every row fits style.width: the holder (host:pid command, or the
 // owner token of a lock without rlock's record) is cut with "…" first, then
 // the fence keeps only its last digits, and only then is the name cut. Under
-// the table, one line per lock for what has no column: a fair lock's waiters in order, a semaphore's free permits, each
-// Redlock master's view; with `details` (locks asked for by name), instead,
-// everything known about each lock, uncut (status_line, and the last
-// completion of `run --once-per`). "" when there is no lock to show.
+// the table, one line per lock for what has no column: a fair lock's waiters
+// in order, a semaphore's free permits, each Redlock master's view; with
+// `details` (locks asked for by name), instead, everything known about each
+// lock, uncut (status_line, and the last completion of `run --once-per`). ""
+// when there is no lock to show.
 std::string status_table(const std::vector<lock::LockState>& states, const TableStyle& style, bool details = false);
 
 // How many terminal columns `text` takes: each code point's column_width

@@ -57,7 +57,8 @@ template <typename... Args> void debug(fmt::format_string<Args...> format, Args&
   if (g_level == Level::verbose) {
     const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::system_clock::now().time_since_epoch());
-    write(fmt::format("rlock: {} {}\n", debug_stamp(now.count()), fmt::format(format, std::forward<Args>(args)...)));
+    write(fmt::format("rlock: {} {}\n", debug_stamp(now.count()),
+                      fmt::format(format, std::forward<Args>(args)...)));
   }
 }
 
