@@ -86,6 +86,14 @@ rlock::run::LeaseView view(const LeaseState& lease) {
 
 const Stopping::Settings k_settings{"run \"L\" on redis://h", std::nullopt};
 
+// A lease that no renewal confirmed: stop CMD at `stop_at`, kill it by `kill_at`.
+LeaseState unconfirmed_from(TimePoint stop_at, TimePoint kill_at) {
+  LeaseState lease = holding();
+  lease.stop_at = stop_at;
+  lease.kill_at = kill_at;
+  return lease;
+}
+
 } // namespace
 
 TEST_CASE(
@@ -198,9 +206,7 @@ TEST_CASE("stopping: a lease that cannot be confirmed: SIGTERM at its stop time,
   FakeTree tree;
   tree.procs = {{40, "job", true}};
   Stopping stopping(config(OnLost::term, 10s), k_settings);
-  LeaseState lease = holding();
-  lease.stop_at = t0 + 5s;
-  lease.kill_at = t0 + 6s;
+  LeaseState lease = unconfirmed_from(t0 + 5s, t0 + 6s);
   lease.last_unsynced = true;
   lease.last_error = "0 of 1 replicas acknowledged it";
   auto turn = stopping.turn(t0 + 1s, lease, {true, false, false}, tree);
@@ -245,9 +251,7 @@ TEST_CASE(
   FakeTree tree;
   tree.procs = {{40, "job", true}};
   Stopping stopping(config(OnLost::term, 10s), k_settings);
-  LeaseState lease = holding();
-  lease.stop_at = t0 + 5s;
-  lease.kill_at = t0 + 6s;
+  LeaseState lease = unconfirmed_from(t0 + 5s, t0 + 6s);
   auto turn = stopping.turn(t0 + 5s, lease, {true, false, false}, tree);
   CHECK(tree.take() == std::vector<int>{SIGTERM, SIGCONT}); // stopped first, whatever is said
   CHECK(turn.said.empty());
