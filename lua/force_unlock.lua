@@ -33,8 +33,9 @@
 -- ARGV[4], ARGV[5] (optional, force-unlock --if-dead; '' for none): an owner token and the
 --         'rlock:meta' record read when the holder was judged gone. The lock is
 --         removed only if it is still that hold: a lock hash (no 'mode') with
---         that owner field and that record (renewed_at_ms and log_mark aside:
---         a renewal, and its history marker, is no new hold); else nothing changes.
+--         that owner field and that record (renewed_at_ms, kept_until_ms and
+--         log_mark aside: a renewal, and its history marker, is no new hold);
+--         else nothing changes.
 -- @deadline ARGV[6]: changes nothing when run after this server time (ms; lib/deadline.lua)
 --
 -- Returns {1, type}   removed a key of that type (or a resend of that removal)
@@ -63,9 +64,9 @@ if kind == 'none' then
   return {0}
 end
 -- Whether two raw records are of one hold: equal, or equal but for what a
--- renewal changes (renewed_at_ms, and log_mark: the history's marker of the
--- last renewal). Anything that does not decode to the same flat values is not.
-local renewal_fields = {renewed_at_ms = true, log_mark = true}
+-- renewal changes (renewed_at_ms, kept_until_ms, and log_mark: the history's
+-- marker of the last renewal). Anything that does not decode to the same flat values is not.
+local renewal_fields = {renewed_at_ms = true, log_mark = true, kept_until_ms = true}
 local function same_hold(raw, expected)
   if raw == expected then
     return true

@@ -12,7 +12,7 @@
 -- KEYS[1] NAME (free permits)          KEYS[2] {NAME}:timeout (permit leases)
 -- KEYS[3] redisson_sc:{NAME} (channel) KEYS[4] rlock_permits:{NAME} (holder records)
 -- ARGV[1] owner token
--- ARGV[2] new lease in ms; '0' means the lease the permit was taken with: the
+-- ARGV[2] new lease in ms (-L: kept to that end, as renew.lua's); '0' means the lease the permit was taken with: the
 --         record's ttl_ms when it is a number of at least 1 (whole ms, at most
 --         365 days), else 30s. The record is data anyone can write: bounded.
 -- ARGV[3] 'PUBLISH', or 'SPUBLISH' in Redis Cluster 7+
@@ -65,10 +65,17 @@ end
 
 local record = record_of(owner)
 local count = levels(record)
+local kept
+lease, kept = renewal_argument(lease)
 if lease == 0 then
   lease = recorded_lease(record)
 end
-note_renewal(records, owner, now_ms) -- when this permit holder last renewed
+-- When this permit holder last renewed (and, kept to a fixed end, until when).
+local kept_ms = nil
+if kept then
+  kept_ms = (count > 1 and lease_end - now_ms >= lease) and lease_end - now_ms or lease
+end
+note_renewal(records, owner, now_ms, nil, kept_ms)
 if record then
   log_if_late(owner, lease_end - now_ms, lease) -- lib/history.lua
 end

@@ -5,7 +5,8 @@
 --
 -- KEYS[1] lock name
 -- ARGV[1] owner token
--- ARGV[2] new lease in ms; '0' means the lease the lock was taken with: the
+-- ARGV[2] new lease in ms (-L: the lease L, for a hold kept to that end with
+--         no renewal after it, run --hold-min: recorded as kept_until_ms); '0' means the lease the lock was taken with: the
 --         record's ttl_ms when it is a number of at least 1 (whole ms, at most
 --         365 days), else 30s (Redisson's default lease). The record is data
 --         anyone can write: this is the only use of it, and it is bounded.
@@ -49,6 +50,8 @@ if not count then
   end
   return not_owned
 end
+local kept
+lease, kept = renewal_argument(lease)
 lease = renewal_lease(lease, name, 'rlock:meta')
 -- A renewal that finds less than a third of the lease left came late (rlock
 -- renews every third of it): logged, for a hold with rlock's record. A resend
@@ -61,5 +64,5 @@ local answer = renew_hash(name, tonumber(count) or 1, lease)
 -- renewal (its lease end, should it expire unseen).
 note_renewal(name, 'rlock:meta', server_ms(), function(record)
   mark_renewal(record, owner, answer[2])
-end)
+end, kept and answer[2])
 return answer

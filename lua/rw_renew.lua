@@ -15,7 +15,7 @@
 --
 -- KEYS[1] lock name
 -- ARGV[1] owner token
--- ARGV[2] new lease in ms; '0' means the lease the hold was taken with: its
+-- ARGV[2] new lease in ms (-L: kept to that end, as renew.lua's); '0' means the lease the hold was taken with: its
 --         record's ttl_ms when it is a number of at least 1 (whole ms, at most
 --         365 days), else 30s (Redisson's default lease)
 -- ARGV[3] 'read' or 'write'
@@ -63,13 +63,15 @@ if not count then
   end
   return not_owned
 end
+local kept
+lease, kept = renewal_argument(lease)
 lease = renewal_lease(lease, name, meta_field)
 -- The record's renewed_at_ms, and the history's marker of this hold's last
 -- renewal with the lease it now has (lib/history.lua).
 local function noted(answer)
   note_renewal(name, meta_field, server_ms(), function(record)
     mark_renewal(record, owner, answer[2])
-  end)
+  end, kept and answer[2])
   return answer
 end
 local held = levels(count)

@@ -74,15 +74,28 @@ local function update_record(key, field, change)
   end
 end
 
+-- A renewal's lease argument (ms): a negative one, -L, sets the lease L to
+-- keep the hold to a fixed end with no renewal after it (run --hold-min once
+-- CMD has ended). Returns the lease and whether it is such a hold.
+local function renewal_argument(lease)
+  if lease and lease < 0 then
+    return -lease, true
+  end
+  return lease, false
+end
+
 -- Notes a renewal in the holder record, field `field` of the hash `key`: its
 -- renewed_at_ms becomes now_ms (server time), written back in the same script
 -- as the renewal (no extra round trip); `also(record)`, when given, changes it
--- too (the history's renewal marker). A record that is absent, not a JSON
--- object, over 8 KiB or that cannot be written back is left as it is
--- (Redisson's holds have none).
-local function note_renewal(key, field, now_ms, also)
+-- too (the history's renewal marker). `kept_ms`, for a hold kept to a fixed
+-- end (renewal_argument), sets kept_until_ms to now_ms + kept_ms (status shows
+-- it held until then, not a heartbeat that stopped); any other renewal
+-- removes it. A record that is absent, not a JSON object, over 8 KiB or that
+-- cannot be written back is left as it is (Redisson's holds have none).
+local function note_renewal(key, field, now_ms, also, kept_ms)
   update_record(key, field, function(record)
     record.renewed_at_ms = now_ms
+    record.kept_until_ms = kept_ms and now_ms + kept_ms or nil
     if also then
       also(record)
     end

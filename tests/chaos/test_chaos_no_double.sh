@@ -79,10 +79,10 @@ retry_case() {
   r -v -u "$url" --io-timeout 200ms acquire -w 10s --owner "$owner" --ttl 30s "$name"
   [ -n "$healer" ] && wait "$healer"
   local rc=$RC retried
-  retried=$(grep -c '^rlock: > EVALSHA' "$TEST_TMP/err")
+  retried=$(grep -c '^rlock: [0-9:.]* > EVALSHA' "$TEST_TMP/err")
   local count; count=$(rcli HGET "$name" "$owner")
   local fence; fence=$(rcli GET "redisson_lock_token:{$name}")
-  record "rc_$fault" "$([ "$rc" = 0 ] && echo 1 || echo 0)" "case $c: rc $rc $(grep -v '^rlock: [<>]' "$TEST_TMP/err" | head -c 300)"
+  record "rc_$fault" "$([ "$rc" = 0 ] && echo 1 || echo 0)" "case $c: rc $rc $(grep -v '^rlock: [0-9:.]* [<>]' "$TEST_TMP/err" | head -c 300)"
   record "retried_$fault" "$([ "$retried" -ge 2 ] && echo 1 || echo 0)" "case $c: $retried requests"
   record "once_$fault" "$([ "$count" = $((before_count + 1)) ] && echo 1 || echo 0)" "case $c: count $before_count -> $count"
   local want=$(( before_fence + (before_count == 0 ? 1 : 0) ))

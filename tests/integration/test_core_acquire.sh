@@ -11,6 +11,12 @@ TOK=$OUT
 check "acquire prints one owner token on stdout" test -n "$TOK" -a "$(printf '%s\n' "$OUT" | wc -l)" -eq 1
 check "the token is a field of the hash with count 1" test "$(rcli HGET L "$TOK")" = 1
 check "the lock key is NAME itself (a hash)" test "$(rcli TYPE L)" = hash
+# Issue 43: one pid per holder. The token's pid is the one the record names
+# (the caller of acquire, this shell), not acquire's own, gone, process.
+META_PID=$(rcli HGET L rlock:meta | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+check "the token ends in the record's pid" test "${TOK##*:}" = "$META_PID"
+r status L
+check "status L: the token and the record name the same pid" grep -q "held by $TOK (count 1), .*, pid $META_PID," <<<"$OUT"
 
 r acquire L
 expect_rc 75 "second acquire by another owner is busy"

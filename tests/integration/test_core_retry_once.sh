@@ -114,8 +114,8 @@ lost_reply() {
   wait_until 5 seen_once "$sha" "$name"
   proxy_mode pass
   wait_until 15 bg_done "$TEST_TMP/lost"
-  RC=$(bg_rc "$TEST_TMP/lost"); OUT=$(cat "$TEST_TMP/lost.out"); ERR=$(grep -v '^rlock: [<>]' "$TEST_TMP/lost.err")
-  SENT=$(grep -c "^rlock: > EVALSHA $sha" "$TEST_TMP/lost.err")
+  RC=$(bg_rc "$TEST_TMP/lost"); OUT=$(cat "$TEST_TMP/lost.out"); ERR=$(grep -v '^rlock: [0-9:.]* [<>]' "$TEST_TMP/lost.err")
+  SENT=$(grep -c "^rlock: [0-9:.]* > EVALSHA $sha" "$TEST_TMP/lost.err")
   RAN=$(applied_on "$sha" "$name")
 }
 "$RLOCK" status warm >/dev/null 2>&1 # scripts are cached: the first request is the EVALSHA
@@ -162,8 +162,8 @@ check "own token, reply lost: one fencing token taken" test "$(rcli GET 'redisso
 proxy_mode delay-down 3000
 r -v -u "$PURL" --io-timeout 300ms release TWO --owner two
 proxy_mode pass
-SENT=$(grep -c "^rlock: > EVALSHA $REL" <<<"$ERR")
-echo "  both replies lost: rc $RC, sent $SENT; $(grep -v '^rlock: [<>]' <<<"$ERR")"
+SENT=$(grep -c "^rlock: [0-9:.]* > EVALSHA $REL" <<<"$ERR")
+echo "  both replies lost: rc $RC, sent $SENT; $(grep -v '^rlock: [0-9:.]* [<>]' <<<"$ERR")"
 expect_rc 69 "both replies lost: Redis unavailable"
 check "both replies lost: sent exactly twice (one resend)" test "$SENT" = 2
 check "both replies lost: the lock was released once (gone)" wait_until 5 key_gone TWO

@@ -77,17 +77,17 @@ check "MONITOR: the client sent exactly HELLO INFO TIME EVALSHA HELLO TIME EVALS
 
 # HELLO and the first request leave in one write: both are sent before any reply is read.
 r -v acquire RT5 --owner o
-order=$(grep -o '^rlock: [<>] [A-Z]*' <<<"$ERR" | head -8 | awk '{print $2 $3}' | tr '\n' ' ')
+order=$(grep -o '^rlock: [0-9:.]* [<>] [A-Z]*' <<<"$ERR" | head -8 | awk '{print $3 $4}' | tr '\n' ' ')
 check "HELLO, INFO and TIME ride with the first request: sent HELLO, INFO, TIME, EVALSHA, then read four replies ($order)" \
   test "$order" = ">HELLO >INFO >TIME >EVALSHA < < < < "
 for off in "--sync-replicas 0" "--sync-replicas 1/100ms"; do
   # shellcheck disable=SC2086
   r -v acquire RT6 --owner o $off
-  sent=$(grep -o '^rlock: > [A-Z]*' <<<"$ERR" | awk '{print $3}' | tr '\n' ' ')
+  sent=$(grep -o '^rlock: [0-9:.]* > [A-Z]*' <<<"$ERR" | awk '{print $4}' | tr '\n' ' ')
   check "$off: no INFO asked (sent: $sent)" eval '! grep -qw INFO <<<"$sent"'
 done
 RLOCK_SYNC_REPLICAS=0 r -v acquire RT6 --owner o
-check "RLOCK_SYNC_REPLICAS=0: no INFO asked" eval '! grep -q "^rlock: > INFO" <<<"$ERR"'
+check "RLOCK_SYNC_REPLICAS=0: no INFO asked" eval '! grep -q "^rlock: [0-9:.]* > INFO" <<<"$ERR"'
 r release RT6 --owner o --all
 
 finish

@@ -71,7 +71,9 @@ r force-unlock h2
 expect_rc 0 "force-unlock"
 r history h2
 check "force-unlocked names the holder and who removed it (got: $(kinds_of))" \
-  grep -Eq 'force-unlocked owner=tok-2 host=[^ ]+ pid=[0-9]+ cmd=.*held_ms=[0-9]+' <<<"$OUT"
+  grep -Eq "force-unlocked owner=tok-2 held_ms=[0-9]+ by_host=[^ ]+ by_pid=[0-9]+ by_cmd=.*by_ver=" <<<"$OUT"
+check "force-unlocked: no bare host/pid/cmd, which would read as the removed holder's" \
+  eval '! grep "force-unlocked" <<<"$OUT" | grep -Eq " (host|pid|cmd)="'
 bash -c '"$1" acquire h3 --owner tok-3 >/dev/null' _ "$RLOCK" # its record names that bash, gone at once
 r force-unlock h3 --if-dead
 expect_rc 0 "force-unlock --if-dead of a gone holder"

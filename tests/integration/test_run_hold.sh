@@ -47,6 +47,18 @@ expect_rc 0 "--hold-min 3s -- true"
 check "rlock returned at once, not after the 3s (${d}ms < 3000ms)" test "$d" -lt 3000
 check "H is still held after rlock exited" key_there H
 check "H's lease ends 3s after its acquisition, server time (${held_for}ms)" between "$held_for" 2000 3050
+# Issue 43: a hold kept by --hold-min after CMD ended is no heartbeat that
+# stopped ("RENEWED 2m ago"): status shows it kept to its end.
+r status
+check "status: H's RENEWED says hold-min (got: $(grep '^H ' <<<"$OUT"))" grep -Eq '^H +rlock .* hold-min 0 ' <<<"$OUT"
+r status H
+check "status H: kept by --hold-min until its end, not renewed" \
+  eval 'grep -q "kept by --hold-min until 20" <<<"$OUT" && ! grep -q ", renewed " <<<"$OUT"'
+kept=$(jget "$(rcli HGET H rlock:meta)" kept_until_ms 2>/dev/null || echo 0)
+check "the record's kept_until_ms is the lease end (${kept} vs $(lease_end_ms H))" \
+  eval '[ $(( kept - $(lease_end_ms H) )) -le 5 ] && [ $(( $(lease_end_ms H) - kept )) -le 5 ]'
+r --json status H
+check "status --json: the holder's kept_until_ms" grep -q "\"kept_until_ms\":$kept" <<<"$OUT"
 r run H -n -- echo should-not-run
 expect_rc 75 "a second run -n on H meanwhile is busy"
 check "the second run's command did not run" test -z "$OUT"

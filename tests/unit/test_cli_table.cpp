@@ -70,8 +70,33 @@ TEST_CASE("status table: wide enough, nothing is cut; narrow, names and holders 
   CHECK(wide[1].ends_with("build-7:25008 backup.sh"));
   auto narrow = lines_of(status_table({state}, TableStyle{80, false}));
   CHECK(display_width(narrow[1]) <= 80);
-  CHECK(narrow[1].starts_with("a-rather-long-l…"));
-  CHECK(narrow[1].find("…") != std::string::npos);
+  CHECK(narrow[1].starts_with("a-rather-long-lock-name-for-t…")); // the holder and fence gave way first
+  CHECK(narrow[1].find(" …8207  build-7:250…") != std::string::npos);
+}
+
+// Issue 43: a name is never cut to "hm-back…" while a 13-digit fence keeps its
+// full width: the holder gives way first, then the fence (keeping its last
+// digits), and only then the name.
+TEST_CASE("status table: the name keeps its width before the fence does") {
+  auto state = rlock_state("hm-backup-nightly", "backup.sh");
+  auto full = lines_of(status_table({state}, TableStyle{200, false}));
+  CHECK(full[1].find(" 1795489428207  build-7:25008 backup.sh") != std::string::npos);
+  auto at80 = lines_of(status_table({state}, TableStyle{80, false}));
+  CHECK(at80[1].starts_with("hm-backup-nightly  rlock"));
+  CHECK(at80[1].find(" 1795489428207  build-7:25008 ba…") != std::string::npos); // the holder gives way first
+  auto lines = lines_of(status_table({state}, TableStyle{70, false}));
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[1].starts_with("hm-backup-nightly  rlock")); // whole
+  CHECK(lines[1].find(" …9428207  build-7:250…") != std::string::npos);
+  CHECK(lines[0].find("    FENCE  HOLDER") != std::string::npos);
+  for (const auto& line : lines) {
+    CHECK(display_width(line) <= 70);
+  }
+  // Narrower still: the fence down to its header's width, then the name.
+  auto narrow = lines_of(status_table({state}, TableStyle{60, false}));
+  CHECK(narrow[1].find(" …8207  build-7:250…") != std::string::npos);
+  CHECK(narrow[1].starts_with("hm-backup…  rlock"));
+  CHECK(display_width(narrow[1]) <= 60);
 }
 
 TEST_CASE("status table: a heartbeat that stopped and a lease without expiry are coloured, on request only") {
@@ -246,4 +271,28 @@ TEST_CASE("a watch frame is cut to the terminal's rows, saying what was cut") {
   CHECK(cut.starts_with("title\n\nh\n1\n"));
   CHECK(cut.find("… 4 more lines") != std::string::npos);
   CHECK(std::count(cut.begin(), cut.end(), '\n') == 4);
+}
+
+// Issue 43: a hold kept by run --hold-min after CMD ended is no heartbeat that
+// stopped ("RENEWED 2m ago", in yellow): it is kept to its end, and says so.
+TEST_CASE("status: a hold kept by --hold-min shows as kept to its end, not as a late renewal") {
+  auto state = rlock_state("nightly", "backup.sh");
+  state.record = rlock::lock::parse_holder_record(
+      R"({"host":"build-7","pid":25008,"command":"backup.sh","acquired_at_ms":1700000000000,)"
+      R"("renewed_at_ms":1700000010000,"kept_until_ms":1700000190000,"ttl_ms":30000,"fence":1})");
+  auto lines = lines_of(status_table({state}, TableStyle{200, false}));
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[1].find(" hold-min 0 ") != std::string::npos);
+  CHECK(lines[1].find(" ago ") == std::string::npos);
+  CHECK(status_table({state}, TableStyle{200, true}).find("\x1b[33m") ==
+        std::string::npos); // no warning tone
+  auto line = rlock::cli::status_line(state);
+  CHECK(line.find(", kept by --hold-min until 2023-11-14T22:16:30Z (CMD ended)") != std::string::npos);
+  CHECK(line.find(", renewed ") == std::string::npos);
+  auto doc = rlock::cli::status_json(state);
+  CHECK(doc["holder"]["kept_until_ms"] == 1700000190000LL);
+  CHECK(doc["holder"]["kept_until"] == "2023-11-14T22:16:30Z");
+  // A renewal after it (a heartbeat) drops kept_until_ms: "ago" again.
+  state.record->kept_until_ms.reset();
+  CHECK(lines_of(status_table({state}, TableStyle{200, false}))[1].find(" 1m30s ago ") != std::string::npos);
 }

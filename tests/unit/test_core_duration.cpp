@@ -1,7 +1,12 @@
 #include <rlock/core/duration.hpp>
 #include <rlock/core/errors.hpp>
+#include <rlock/core/log.hpp>
 
 #include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <string>
 
 using rlock::Millis;
 using rlock::parse_duration;
@@ -40,4 +45,23 @@ TEST_CASE("durations: human format") {
   CHECK(rlock::format_duration(Millis(250'000)) == "4m10s");
   CHECK(rlock::format_duration(Millis(7'500'000)) == "2h5m");
   CHECK(rlock::format_duration(Millis(86'400'000LL * 3 + 3'600'000 * 4)) == "3d4h");
+}
+
+// Issue 43: -v lines carry a short local time, "12:03:04.123".
+TEST_CASE("debug_stamp: a -v line's local time, to the millisecond") {
+  const char* old = std::getenv("TZ");
+  const std::string saved = old != nullptr ? old : "";
+  setenv("TZ", "UTC", 1);
+  tzset();
+  CHECK(rlock::log::debug_stamp(1'700'000'000'123) == "22:13:20.123");
+  CHECK(rlock::log::debug_stamp(1'700'000'000'007) == "22:13:20.007");
+  setenv("TZ", "XXX-1", 1); // POSIX TZ: one hour east of UTC, no zoneinfo needed
+  tzset();
+  CHECK(rlock::log::debug_stamp(1'700'000'000'123) == "23:13:20.123");
+  if (old != nullptr) {
+    setenv("TZ", saved.c_str(), 1);
+  } else {
+    unsetenv("TZ");
+  }
+  tzset();
 }

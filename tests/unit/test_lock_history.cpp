@@ -106,6 +106,27 @@ TEST_CASE("render_history: escapes values, says Redisson, JSON has a schema") {
   CHECK(rlock::cli::render_history("n", h, view).find("\"schema\":1") != std::string::npos);
 }
 
+// Issue 43: a force-unlocked event says whose hold ended (owner) apart from
+// who removed it (the remover's host, pid, cmd, ver: by_*), also for events
+// recorded before the change (the stored fields are the same).
+TEST_CASE("render_history: a force-unlocked event names the removed hold, then who removed it") {
+  auto removed = event(1'700'000'000'123, "force-unlocked", "uuid:4242", "", "21");
+  removed.fields = {{"owner", "uuid:4242"}, {"host", "ops-1"},
+                    {"pid", "777"},         {"cmd", "rlock force-unlock ***"},
+                    {"ver", "0.1.0"},       {"held_ms", "21"}};
+  auto taken = event(1'700'000'000'100, "acquired", "uuid:4242");
+  rlock::cli::HistoryView view;
+  view.utc = true;
+  auto text = rlock::cli::render_history("n", of({taken, removed}), view);
+  CHECK(text.find("acquired owner=uuid:4242 host=h pid=1\n") != std::string::npos);
+  CHECK(text.find("force-unlocked owner=uuid:4242 held_ms=21 by_host=ops-1 by_pid=777 "
+                  "by_cmd=\"rlock force-unlock ***\" by_ver=0.1.0\n") != std::string::npos);
+  CHECK(text.find(" host=ops-1") == std::string::npos);
+  view.json = true; // JSON keeps the fields as stored
+  auto json = rlock::cli::render_history("n", of({removed}), view);
+  CHECK(json.find("\"host\":\"ops-1\"") != std::string::npos);
+}
+
 TEST_CASE("decode_history: whether the history key can be written, so an empty history is never misread (issue 30)") {
   using rlock::lock::LogAccess;
   auto with = [](rlock::redis::Reply log_type, long long writable) {

@@ -100,12 +100,13 @@ TEST_CASE("printable escapes C1 controls, bidirectional controls and line separa
 }
 
 TEST_CASE("owner tokens look like Redisson's uuid:thread fields and differ") {
-  auto a = rlock::random_owner_token();
-  auto b = rlock::random_owner_token();
+  auto a = rlock::random_owner_token(4242);
+  auto b = rlock::random_owner_token(4242);
   CHECK(a != b);
   CHECK(a.size() > 37);
   CHECK(a[36] == ':');
   CHECK(a[14] == '4');
+  CHECK(a.ends_with(":4242")); // the holder's pid, the one its record names
 }
 
 TEST_CASE("denies_a_key: a key the user may not use, not a command it may not run (issue 30)") {

@@ -86,6 +86,14 @@ rlock::run::LeaseView view(const LeaseState& lease) {
 
 const Stopping::Settings k_settings{"run \"L\" on redis://h", std::nullopt};
 
+// A lease that no renewal confirmed: stop CMD at `stop_at`, kill it by `kill_at`.
+LeaseState unconfirmed_from(TimePoint stop_at, TimePoint kill_at) {
+  LeaseState lease = holding();
+  lease.stop_at = stop_at;
+  lease.kill_at = kill_at;
+  return lease;
+}
+
 } // namespace
 
 TEST_CASE(
@@ -198,9 +206,7 @@ TEST_CASE("stopping: a lease that cannot be confirmed: SIGTERM at its stop time,
   FakeTree tree;
   tree.procs = {{40, "job", true}};
   Stopping stopping(config(OnLost::term, 10s), k_settings);
-  LeaseState lease = holding();
-  lease.stop_at = t0 + 5s;
-  lease.kill_at = t0 + 6s;
+  LeaseState lease = unconfirmed_from(t0 + 5s, t0 + 6s);
   lease.last_unsynced = true;
   lease.last_error = "0 of 1 replicas acknowledged it";
   auto turn = stopping.turn(t0 + 1s, lease, {true, false, false}, tree);
@@ -233,6 +239,56 @@ TEST_CASE("stopping: a lease that cannot be confirmed: SIGTERM at its stop time,
   CHECK(turn.said[0].text ==
         "run \"L\" on redis://h: lock lost: no renewal could be confirmed in time (timed out); "
         "stopping CMD (SIGTERM)");
+}
+
+// Issue 43: "lock lost" was said before the warning that explains it (a
+// renewal in flight at the stop time, its timeout's warning a moment later).
+// The stop is done at once; its words wait for the renewal's error (which the
+// watchdog makes known only after its warning), the kill time, or the end.
+TEST_CASE(
+    "stopping: an unconfirmed lease with its renewal in flight: stopped at once, said once the error is "
+    "known") {
+  FakeTree tree;
+  tree.procs = {{40, "job", true}};
+  Stopping stopping(config(OnLost::term, 10s), k_settings);
+  LeaseState lease = unconfirmed_from(t0 + 5s, t0 + 6s);
+  auto turn = stopping.turn(t0 + 5s, lease, {true, false, false}, tree);
+  CHECK(tree.take() == std::vector<int>{SIGTERM, SIGCONT}); // stopped first, whatever is said
+  CHECK(turn.said.empty());
+  CHECK(turn.wake <= t0 + 6s);
+  turn = stopping.turn(t0 + 5s + 100ms, lease, {true, false, false}, tree);
+  CHECK(turn.said.empty());       // nothing known yet
+  lease.last_error = "timed out"; // the watchdog's warning is written
+  turn = stopping.turn(t0 + 5s + 200ms, lease, {true, false, false}, tree);
+  REQUIRE(turn.said.size() == 1);
+  CHECK(turn.said[0].text ==
+        "run \"L\" on redis://h: lock lost: no renewal could be confirmed in time (timed out); "
+        "stopping CMD (SIGTERM)");
+  turn = stopping.turn(t0 + 5s + 300ms, lease, {true, false, false}, tree);
+  CHECK(turn.said.empty()); // said once
+
+  // No error by the kill time: said then, before the SIGKILL's line.
+  FakeTree slow;
+  slow.procs = {{41, "job", true}};
+  Stopping late(config(OnLost::term, 10s), k_settings);
+  lease.last_error.clear();
+  CHECK(late.turn(t0 + 5s, lease, {true, false, false}, slow).said.empty());
+  turn = late.turn(t0 + 6s, lease, {true, false, false}, slow);
+  CHECK(slow.take() == std::vector<int>{SIGTERM, SIGCONT, SIGKILL});
+  REQUIRE_FALSE(turn.said.empty());
+  CHECK(turn.said[0].text ==
+        "run \"L\" on redis://h: lock lost: no renewal could be confirmed in time; stopping CMD (SIGTERM)");
+
+  // CMD ends on SIGTERM before the error is known: said as the run ends.
+  FakeTree quick;
+  quick.procs = {{42, "job"}};
+  Stopping ends(config(OnLost::term, 10s), k_settings);
+  CHECK(ends.turn(t0 + 5s, lease, {true, false, false}, quick).said.empty());
+  turn = ends.turn(t0 + 5s + 50ms, lease, {true, true, true}, quick);
+  CHECK(turn.finished);
+  REQUIRE(turn.said.size() == 1);
+  CHECK(turn.said[0].text.find("lock lost: no renewal could be confirmed in time; stopping CMD (SIGTERM)") !=
+        std::string::npos);
 }
 
 TEST_CASE("stopping: --on-lost ignore warns and signals nothing; --on-lost kill sends SIGKILL at once") {

@@ -99,7 +99,7 @@ lock::AcquireRequest lock_request(const Context& ctx, lock::HolderInfo info) {
   lock::AcquireRequest request;
   request.keys = ctx.locks.front();
   request.mode = inv.mode;
-  request.owner = inv.owner.empty() ? random_owner_token() : inv.owner;
+  request.owner = inv.owner.empty() ? random_owner_token(info.pid > 0 ? info.pid : getpid()) : inv.owner;
   request.lease = inv.ttl.value_or(k_default_lease);
   request.info = std::move(info);
   request.wait = inv.wait;

@@ -63,6 +63,28 @@ std::string quote_if_spaced(const std::string& text) {
   return text.find(' ') == std::string::npos ? text : "\"" + text + "\"";
 }
 
+// The fields of `event` as shown, in order. A force-unlocked event records the
+// removed hold's owner with the context of the rlock that removed it (host,
+// pid, cmd, ver): those four are shown last, as by_host, by_pid, by_cmd and
+// by_ver, so that whose hold ended (owner) and who ended it read apart. The
+// stored fields (and JSON) are unchanged, so older events read the same way.
+lock::EventFields shown_fields(const lock::HistoryEvent& event) {
+  if (event.kind != "force-unlocked") {
+    return event.fields;
+  }
+  lock::EventFields hold;
+  lock::EventFields remover;
+  for (const auto& [field, value] : event.fields) {
+    if (field == "host" || field == "pid" || field == "cmd" || field == "ver") {
+      remover.emplace_back("by_" + field, value);
+    } else {
+      hold.emplace_back(field, value);
+    }
+  }
+  hold.insert(hold.end(), remover.begin(), remover.end());
+  return hold;
+}
+
 std::string history_text(const std::string& name, const lock::History& history, const HistoryView& view,
                          const std::string& log_key, const std::string& acl) {
   std::string out;
@@ -73,7 +95,7 @@ std::string history_text(const std::string& name, const lock::History& history, 
       continue;
     }
     out += fmt::format("{}  {}", event_time(event.at_ms, view.utc), printable(event.kind));
-    for (const auto& [field, value] : event.fields) {
+    for (const auto& [field, value] : shown_fields(event)) {
       // A time (ended_at_ms: server ms) is shown as the event times are:
       // ended_at=TIME.
       if (field.ends_with("_at_ms") && !value.empty() && value.size() <= 15 &&

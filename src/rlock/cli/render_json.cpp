@@ -39,6 +39,9 @@ nlohmann::json holder_json(const std::optional<lock::HolderRecord>& record) {
           {"renewed_at_ms", or_null(record->renewed_at_ms)},
           {"renewed_at", record->renewed_at_ms ? nlohmann::json(utc_time(*record->renewed_at_ms))
                                                : nlohmann::json(nullptr)},
+          {"kept_until_ms", or_null(record->kept_until_ms)},
+          {"kept_until", record->kept_until_ms ? nlohmann::json(utc_time(*record->kept_until_ms))
+                                               : nlohmann::json(nullptr)},
           {"boot_id", or_null(record->boot_id)},
           {"start_ticks", or_null(record->start_ticks)}};
 }

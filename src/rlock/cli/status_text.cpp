@@ -73,7 +73,9 @@ std::string record_details(const lock::HolderRecord& record) {
   if (record.acquired_at_ms) {
     out += fmt::format(", since {}", utc_time(*record.acquired_at_ms));
   }
-  if (record.renewed_at_ms) {
+  if (record.kept_until_ms) {
+    out += fmt::format(", kept by --hold-min until {} (CMD ended)", utc_time(*record.kept_until_ms));
+  } else if (record.renewed_at_ms) {
     out += fmt::format(", renewed {}", utc_time(*record.renewed_at_ms));
   }
   if (record.command) {

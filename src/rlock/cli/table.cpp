@@ -68,6 +68,18 @@ constexpr std::array<bool, k_columns> k_right = {false, false, true, true, true,
 // Two spaces around the text columns, one between the right-aligned numbers.
 constexpr std::array<std::size_t, k_columns> k_gap_after = {2, 2, 1, 1, 1, 1, 1, 2, 0};
 
+// A number cut to `width` columns keeping its end (the digits that tell two
+// fences apart), after "…". The cells it cuts are ASCII digits.
+std::string fit_tail(std::string_view text, std::size_t width) {
+  if (text.size() <= width) {
+    return std::string(text);
+  }
+  if (width == 0) {
+    return "";
+  }
+  return "…" + std::string(text.substr(text.size() - (width - 1)));
+}
+
 enum class Tone { plain, dim, warn, alarm };
 
 struct Row {
@@ -126,7 +138,11 @@ Row holder_row(const lock::LockState& state, std::string kind, const std::string
   if (now && record->acquired_at_ms) {
     row.cells[k_held] = cell_duration(Millis(std::max(0LL, *now - *record->acquired_at_ms)));
   }
-  if (now && record->renewed_at_ms) {
+  if (record->kept_until_ms) {
+    // Kept by run --hold-min after CMD ended: no renewal follows, none is
+    // missed; the lease (TTL) runs to its end.
+    row.cells[k_renewed] = "hold-min";
+  } else if (now && record->renewed_at_ms) {
     long long age = std::max(0LL, *now - *record->renewed_at_ms);
     row.cells[k_renewed] = cell_duration(Millis(age)) + " ago";
     // `run` renews every TTL/3: two renewals missed is a holder to look at.
@@ -256,8 +272,10 @@ std::string status_table(const std::vector<lock::LockState>& states, const Table
       widths[c] = std::max(widths[c], display_width(row.cells[c]));
     }
   }
-  // Too wide: the holder gives way first (to 24 columns), then the name (to
-  // 16), then both further (12 and 8). The other columns are short.
+  // Too wide: the holder gives way first (to 24 columns, then 12: `status
+  // NAME` shows it whole), then the fence (to its header's 5 columns, keeping
+  // its last digits: "…8207"); the name, which says which lock a row is, is
+  // cut last (to 8). The other columns are short.
   std::size_t total = 0;
   for (std::size_t c = 0; c < k_columns; ++c) {
     total += widths[c] + k_gap_after[c];
@@ -271,15 +289,15 @@ std::string status_table(const std::vector<lock::LockState>& states, const Table
     total -= take;
   };
   shrink(k_holder, 24);
-  shrink(k_name, 16);
   shrink(k_holder, 12);
+  shrink(k_fence, display_width(k_headers[k_fence]));
   shrink(k_name, 8);
 
   auto line = [&](const std::array<std::string, k_columns>& cells, const std::array<Tone, k_columns>& tones,
                   bool header) {
     std::string out;
     for (std::size_t c = 0; c < k_columns; ++c) {
-      std::string text = fit(cells[c], widths[c]);
+      std::string text = c == k_fence ? fit_tail(cells[c], widths[c]) : fit(cells[c], widths[c]);
       std::size_t pad = widths[c] - display_width(text);
       bool last = c + 1 == k_columns;
       std::string cell = k_right[c] ? std::string(pad, ' ') + text : text + (last ? "" : std::string(pad, ' '));

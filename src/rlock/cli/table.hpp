@@ -25,13 +25,14 @@ struct TableStyle {
 
 // The columns of `status`, one row per holder (a read-write lock's readers and
 // a semaphore's permits each get a row): NAME KIND N HELD TTL RENEWED W FENCE
-// HOLDER. Every row fits style.width: the name and the holder (host:pid
-// command, or the owner token of a lock without rlock's record) are cut with
-// "…" when they must be. Under the table, one line per lock for what has no
-// column: a fair lock's waiters in order, a semaphore's free permits, each
-// Redlock master's view; with `details` (locks asked for by name), instead,
-// everything known about each lock, uncut (status_line, and the last
-// completion of `run --once-per`). "" when there is no lock to show.
+// HOLDER. Every row fits style.width: the holder (host:pid command, or the
+// owner token of a lock without rlock's record) is cut with "…" first, then
+// the fence keeps only its last digits, and only then is the name cut. Under
+// the table, one line per lock for what has no column: a fair lock's waiters
+// in order, a semaphore's free permits, each Redlock master's view; with
+// `details` (locks asked for by name), instead, everything known about each
+// lock, uncut (status_line, and the last completion of `run --once-per`). ""
+// when there is no lock to show.
 std::string status_table(const std::vector<lock::LockState>& states, const TableStyle& style, bool details = false);
 
 // How many terminal columns `text` takes: each code point's column_width

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <ctime>
 #include <mutex>
 #include <string>
 
@@ -113,6 +114,15 @@ bool drain(State& s) {
 }
 
 } // namespace
+
+std::string debug_stamp(long long epoch_ms) {
+  const std::time_t seconds = static_cast<std::time_t>(epoch_ms / 1000);
+  std::tm tm{};
+  if (localtime_r(&seconds, &tm) == nullptr) {
+    return fmt::format("@{}", epoch_ms);
+  }
+  return fmt::format("{:02}:{:02}:{:02}.{:03}", tm.tm_hour, tm.tm_min, tm.tm_sec, epoch_ms % 1000);
+}
 
 void write(std::string_view text) noexcept {
   try {

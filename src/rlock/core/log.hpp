@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <string>
 #include <string_view>
 
 namespace rlock::log {
@@ -47,10 +48,17 @@ template <typename... Args> void error(fmt::format_string<Args...> format, Args&
   write(fmt::format("rlock: {}\n", fmt::format(format, std::forward<Args>(args)...)));
 }
 
-// Only with -v: each Redis request and reply summary.
+// The time of a -v line, local and short: "12:03:04.123" for `epoch_ms`.
+std::string debug_stamp(long long epoch_ms);
+
+// Only with -v: each Redis request and reply summary, each line with its time
+// ("rlock: 12:03:04.123 ..."; the other levels have none).
 template <typename... Args> void debug(fmt::format_string<Args...> format, Args&&... args) {
   if (g_level == Level::verbose) {
-    write(fmt::format("rlock: {}\n", fmt::format(format, std::forward<Args>(args)...)));
+    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::system_clock::now().time_since_epoch());
+    write(fmt::format("rlock: {} {}\n", debug_stamp(now.count()),
+                      fmt::format(format, std::forward<Args>(args)...)));
   }
 }
 

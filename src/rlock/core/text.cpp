@@ -137,7 +137,7 @@ std::string quote(std::string_view bytes) {
   return "\"" + printable(bytes) + "\"";
 }
 
-std::string random_owner_token() {
+std::string random_owner_token(long long pid) {
   std::array<std::uint8_t, 16> b{};
   std::size_t got = 0;
   while (got < b.size()) {
@@ -155,7 +155,7 @@ std::string random_owner_token() {
     }
     hex += fmt::format("{:02x}", b[i]);
   }
-  return fmt::format("{}:{}", hex, getpid());
+  return fmt::format("{}:{}", hex, pid);
 }
 
 std::string host_name() {

@@ -34,8 +34,11 @@ int column_width(char32_t cp);
 // printable() in double quotes, for naming a lock in messages.
 std::string quote(std::string_view bytes);
 
-// A random token that looks like a Redisson owner field: "<uuid4>:<pid>".
-std::string random_owner_token();
+// A random token that looks like a Redisson owner field: "<uuid4>:<pid>",
+// pid the holder's, the one its record names (for `acquire`, the shell that
+// called it, not rlock's own short-lived process), so that `status` shows one
+// pid for one holder.
+std::string random_owner_token(long long pid);
 
 // This machine's host name, or "unknown".
 std::string host_name();

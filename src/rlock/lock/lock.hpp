@@ -12,6 +12,7 @@
 #include <rlock/redis/client.hpp>
 #include <rlock/redis/retry.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -180,9 +181,17 @@ struct RenewResult {
 // RetryPolicy::Mode::renewal: its own loop tries again). With
 // sync.count > 0, a renewal that fewer replicas acknowledged throws
 // RedisError(unsynced): it is not confirmed.
+// A negative lease, kept_lease(L), sets the lease L for a hold kept to that
+// end with no renewal after it (run --hold-min once CMD has ended): its record
+// then says kept_until_ms, which status shows instead of a stopped heartbeat.
 RenewResult renew(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner, Millis lease,
                   redis::RetryPolicy::Mode retry = redis::RetryPolicy::Mode::one_shot,
                   const redis::SyncReplicas& sync = {});
+
+// renew()'s lease for a hold kept `left` longer, to that end, with no renewal after it.
+inline Millis kept_lease(Millis left) {
+  return -std::max(Millis(1), left);
+}
 
 // Deletes the lock whoever holds it (once, with a latch like release). Returns
 // the removed key's type, or nothing when there was nothing to remove.

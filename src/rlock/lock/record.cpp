@@ -94,7 +94,7 @@ private:
 
 bool HolderRecord::readable() const {
   return host || pid || command || acquired_at_ms || ttl_ms || fence || version || since_ms || until_ms ||
-         renewed_at_ms || turns || boot_id || start_ticks;
+         renewed_at_ms || kept_until_ms || turns || boot_id || start_ticks;
 }
 
 HolderRecord parse_holder_record(std::string_view raw) {
@@ -110,6 +110,7 @@ HolderRecord parse_holder_record(std::string_view raw) {
   record.since_ms = fields.number("since_ms", 0, k_max_epoch_ms);
   record.until_ms = fields.number("until_ms", 0, k_max_epoch_ms);
   record.renewed_at_ms = fields.number("renewed_at_ms", 0, k_max_epoch_ms);
+  record.kept_until_ms = fields.number("kept_until_ms", 0, k_max_epoch_ms);
   record.turns = fields.number("turns", 1, 1);
   record.boot_id = fields.text("boot_id");
   record.start_ticks = fields.number("start_ticks", 0, std::numeric_limits<long long>::max());

@@ -28,6 +28,9 @@ struct HolderRecord {
   std::optional<long long> since_ms; // a waiter's record: waiting since (server time, ms)
   std::optional<long long> until_ms; // a waiter's record: its own give-up time (server time, ms)
   std::optional<long long> renewed_at_ms; // the last renewal (server time, ms): run's renewals, renew
+  // run --hold-min after CMD ended: the hold is kept to this end (server time,
+  // ms), with no renewal after it (lua/lib/record.lua, note_renewal).
+  std::optional<long long> kept_until_ms;
   // 1: the hold's release names the plain waiters' turns (lua/lib/turns.lua),
   // so a waiter queued for its turn need not listen on the release channel.
   std::optional<long long> turns;

@@ -97,6 +97,10 @@ Stopping::Turn Stopping::turn(TimePoint now, const LeaseState& lease, const Fact
   turn.wake = step.wake;
   if (step.finished) {
     const auto lapsed = step.why == StopPlan::Why::lapsed ? step.why : step.loss_ignored;
+    if (m_unsaid) {
+      turn.said.push_back(stop_said(m_unsaid->step, lease, m_unsaid->signalled));
+      m_unsaid.reset();
+    }
     if (lapsed == StopPlan::Why::lapsed) {
       turn.said.push_back(
           {step.why == lapsed ? Said::Level::error : Said::Level::warning,
@@ -117,13 +121,25 @@ Stopping::Turn Stopping::turn(TimePoint now, const LeaseState& lease, const Fact
       tree.signal(SIGCONT); // a stopped process acts on SIGTERM only once continued
     }
   }
+  // An unconfirmed lease's stop waits to be said until the renewal's error
+  // is known (the watchdog's warning first), or the lease's kill time.
+  if (m_unsaid && (!lease.last_error.empty() || lease.lost || now >= lease.kill_at)) {
+    turn.said.push_back(stop_said(m_unsaid->step, lease, m_unsaid->signalled));
+    m_unsaid.reset();
+  }
   if (step.loss_ignored != StopPlan::Why::none) {
     turn.said.push_back(
         {Said::Level::warning, fmt::format("{}: {}; --on-lost ignore: CMD keeps running unprotected",
                                            m_settings.label, loss_phrase(step.loss_ignored, lease))});
   }
-  if (step.why != StopPlan::Why::none) {
+  if (step.why == StopPlan::Why::unconfirmed && facts.renewing && !lease.lost && lease.last_error.empty() &&
+      now < lease.kill_at && !m_unsaid) {
+    m_unsaid = Unsaid{step, std::move(signalled)};
+  } else if (step.why != StopPlan::Why::none) {
     turn.said.push_back(stop_said(step, lease, signalled));
+  }
+  if (m_unsaid) {
+    turn.wake = std::min(turn.wake, lease.kill_at);
   }
   return turn;
 }

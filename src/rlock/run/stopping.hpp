@@ -80,6 +80,11 @@ public:
   // With --wait-descendants, CMD's exit with processes left says it waits
   // for them (named), once. CMD's end seen only after the lease ran out says
   // when it ran out and how long rlock did not run (since the turn before).
+  // A lease stopped for as unconfirmed while its renewal is still in flight
+  // (the renewal thread runs, no error known yet: last_error empty) is put into words once the
+  // renewal's error is known (after the watchdog's warning about it), the
+  // lease's kill time comes, or the run ends, whichever is first: the
+  // signals are sent at once all the same.
   // Called again before the wake time asked for at the latest.
   Turn turn(TimePoint now, const LeaseState& lease, const Facts& facts, ProcessTree& tree);
 
@@ -94,6 +99,12 @@ private:
   StopPlan m_plan;
   Settings m_settings;
   bool m_exit_seen = false;
+  // An unconfirmed lease's stop, done but not yet said (see turn()).
+  struct Unsaid {
+    StopPlan::Step step;
+    std::vector<Process> signalled;
+  };
+  std::optional<Unsaid> m_unsaid;
   std::optional<TimePoint> m_last_turn; // the turn before: rlock was running then
 };
 

@@ -80,7 +80,7 @@ bool hold_quietly(lock::Store& store, const RunSpec& spec, Millis left) noexcept
     store.refresh();
     bool ours = true;
     for (const auto& keys : spec.locks) {
-      ours = store.renew(keys, spec.request.mode.mode, spec.request.owner, left,
+      ours = store.renew(keys, spec.request.mode.mode, spec.request.owner, lock::kept_lease(left),
                          redis::RetryPolicy::Mode::one_shot, {})
                      .check == lock::OwnerCheck::ok &&
              ours;

@@ -119,9 +119,9 @@ void Watchdog::loop() {
     if (!error.empty()) {
       // Keep trying, faster than the interval, until the supervisor's
       // deadline; it decides when the lease can no longer be trusted.
+      // The error reaches the supervisor (last_error) only once its warning
+      // is written: a loss line that names it comes after the warning.
       bool first = m_state.last_error.empty();
-      m_state.last_error = error;
-      m_state.last_unsynced = unsynced;
       next = now + redis::RetryPolicy::renewal_backoff(++failures, interval);
       if (first) {
         lock.unlock(); // never write to stderr while holding what the supervisor reads
@@ -135,6 +135,11 @@ void Watchdog::loop() {
         if (m_stop) {
           return;
         }
+      }
+      m_state.last_error = error;
+      m_state.last_unsynced = unsynced;
+      if (first) {
+        notify(); // a loss the supervisor holds back for this warning can be said now
       }
       continue;
     }

@@ -49,7 +49,10 @@ struct LeaseState {
   TimePoint kill_at;
   bool lost = false;       // a renewal found the lock gone or someone else's
   std::string lost_reason; // for the error line
-  std::string last_error;  // last failed renewal, for the warning
+  // The last failed renewal, set once the watchdog's warning about it is
+  // written: the supervisor holds back an unconfirmed lease's loss line until
+  // then (Stopping::turn), so the warning that explains it comes first.
+  std::string last_error;
   // The last failed renewal was applied, but too few replicas acknowledged it
   // (RedisErrorKind::unsynced): the lock is on the primary, not on a replica.
   bool last_unsynced = false;
