@@ -448,10 +448,13 @@ static int guard(struct state* s, long signals, long keeper, char** argv, char**
     long pid = sys6(__NR_wait4, keeper, (long)&status, WNOHANG, 0, 0, 0);
     int keeper_gone = pid == keeper || pid == -ECHILD;
     if (!supervised(s)) {
-      /* rlock died. While the keeper lives CMD's tree may. (Before any go,
-       * the keeper sees rlock's end of the go pipe close, and hands over
-       * itself: the run may be queued.) */
-      if (!keeper_gone && *s->went != guardian_went_none && (s->kill || s->spec >= 0)) {
+      /* rlock died. While the keeper lives, it hands over (this exit is its
+       * parent-death signal; before any go, it saw rlock's end of the go pipe
+       * close): one hand-over, from the process below CMD's tree, so that a
+       * kill that ends rlock and this together cannot end it halfway, having
+       * killed the keeper first. With the keeper gone too, what it left
+       * (orphans reparented here, the lock) is this one's to end. */
+      if (keeper_gone && *s->went != guardian_went_none && (s->kill || s->spec >= 0)) {
         hand_over(s, argv, envp);
       }
       return 0;
@@ -511,9 +514,9 @@ int rlock_guardian_main(int argc, char** argv, char** envp) {
   *s.went = guardian_went_none;
   /* Two processes, so that no one kill ends every part of rlock: this one,
    * in a group of its own, and the keeper, CMD's parent. rlock killed: this
-   * hands over; this killed: the keeper goes on, reparented to rlock; both
-   * killed: the keeper hands over; the keeper killed: so is this, and rlock
-   * stops what is left. */
+   * exits and the keeper hands over; this killed: the keeper goes on,
+   * reparented to rlock; both killed: the keeper hands over; the keeper
+   * killed: so is this, and rlock stops what is left. */
   const long self = sys3(__NR_getpid, 0, 0, 0);
   long keeper = sys6(__NR_clone, SIGCHLD, 0, 0, 0, 0, 0);
   if (keeper == 0) {

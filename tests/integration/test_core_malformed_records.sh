@@ -124,4 +124,17 @@ r acquire BIG
 expect_rc 75 "busy on a lock with a 2 MB record"
 check "2 MB record: the busy line is short (${#ERR} bytes)" test "${#ERR}" -lt 2000
 
+# a hash with holders under a 'mode' no RReadWriteLock writes (forged, another
+# program's): no reader joins it, no writer takes it, nothing changes
+# (test_core_scripts_random, seed 34542: a reader had joined it)
+rcli HSET ODDMODE mode 2 someone null >/dev/null
+rcli PEXPIRE ODDMODE 60000 >/dev/null
+before=$(rcli HGETALL ODDMODE | tr '\n' ' ')
+r acquire -s ODDMODE --owner reader-1
+expect_rc 75 "-s on a hash whose mode is '2': busy"
+r acquire --write ODDMODE --owner writer-1
+expect_rc 75 "--write on it: busy"
+check "... and the hash is as it was ($(rcli HGETALL ODDMODE | tr '\n' ' '))" \
+  test "$(rcli HGETALL ODDMODE | tr '\n' ' ')" = "$before"
+
 finish

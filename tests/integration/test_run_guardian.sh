@@ -178,16 +178,16 @@ kill -TERM "$r"; wait "$r"; echo "rc $?"
 "$1" -q -u "$2" run G7 --ttl 20s -- sleep 600 & r=$!
 for _ in $(seq 200); do
   g=$(pgrep -P "$r" | head -1)
-  [ -n "$g" ] && c=$(pgrep -P "$g") && [ -n "$c" ] && break
+  [ -n "$g" ] && k=$(pgrep -P "$g") && [ -n "$k" ] && c=$(pgrep -P "$k") && [ -n "$c" ] && break
   sleep 0.05
 done
 kill -9 "$r"
 for _ in $(seq 100); do kill -0 "$c" 2>/dev/null || break; sleep 0.05; done
 kill -0 "$c" 2>/dev/null && echo "cmd alive" || echo "cmd dead"
-# The guardian, now rlock again, releases and exits; this shell is the
+# The keeper, now rlock again, releases and exits; this shell is the
 # namespace'"'"'s init: its exit would kill it first (a sanitizer build starts slowly).
 for _ in $(seq 200); do
-  st=$(sed "s/.*) //" "/proc/$g/stat" 2>/dev/null | cut -d" " -f1)
+  st=$(sed "s/.*) //" "/proc/$k/stat" 2>/dev/null | cut -d" " -f1)
   [ -n "$st" ] && [ "$st" != Z ] || break
   sleep 0.05
 done'
