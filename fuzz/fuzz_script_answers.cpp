@@ -28,7 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     switch (which) {
     case 0: {
-      lock::AcquireResult result = lock::detail::decode_acquire(answer, Clock::now());
+      const TimePoint called = Clock::now();
+      lock::AcquireResult result = lock::detail::decode_acquire(answer, called, Millis(1 + 37 * (data[1] & 0x0f)));
       FUZZ_CHECK(result.acquired || !result.reentered);
       break;
     }
