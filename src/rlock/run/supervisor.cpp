@@ -243,11 +243,11 @@ int supervise_child(lock::Store* store, const RunSpec& spec, TimePoint acquired_
     }
     if (auto lost = child.lost_guardian(); lost && !guardian_lost) {
       // The guardian was killed: nothing would stop CMD's tree if rlock were
-      // killed now. Stop it, as when rlock is killed.
+      // killed now. Stop it, as when rlock is killed, and say why, also when
+      // CMD was reaped here first (its keeper's death killed it: a
+      // parent-death SIGKILL) and only its leftovers are to be stopped.
       guardian_lost = true;
-      if (!cmd_exited) {
-        plan.orphaned();
-      }
+      plan.orphaned();
     }
     if (guardian_lost && none_left && !cmd_exited) {
       cmd_exited = true; // it reaped CMD and could not say how it ended
