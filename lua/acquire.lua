@@ -41,7 +41,11 @@
 --         another owner, it goes into KEYS[7] until then ('' or '0': not a
 --         waiter, nothing is put in)
 -- ARGV[14] (with KEYS[7]) '1': this waiter was put in KEYS[7] by an earlier
---         attempt; taking the lock takes it out
+--         attempt; taking the lock takes it out, and the first waiters left
+--         are told they are at the head: 'head' with ARGV[16] on ARGV[15] ..
+--         ':' .. their owner token (lib/turns.lua)
+-- ARGV[15] (with KEYS[7]) the release channel (redisson_lock__channel:{NAME})
+-- ARGV[16] (with KEYS[7]) 'PUBLISH', or 'SPUBLISH' in Redis Cluster 7+
 --
 -- Returns {1, count, fence, lease_ms}        acquired (fresh, or a resend of it)
 --         {2, count, fence, lease_ms}        re-entered (or a resend of it)
@@ -55,7 +59,8 @@
 --                                            8 KiB, false when absent)
 --         {0, holder, pttl, 'hash', meta, false, 1}  held by another plain hold,
 --                                            and this waiter (ARGV[13]) waits for its
---                                            turn in KEYS[7]
+--                                            turn in KEYS[7], at the head (2: behind
+--                                            it; lib/turns.lua)
 --         {0, head, -2, 'hash', record}      free, but fair waiters are queued: head
 --                                            is the first live one, record its
 --                                            rlock_waiters record (false: Redisson's)
@@ -94,7 +99,7 @@ end
 -- Taken: this waiter's turn is over.
 local function took(answer)
   if turns and ARGV[14] == '1' then
-    taken_turn(turns, owner)
+    taken_turn(turns, owner, ARGV[16], ARGV[15], server_ms())
   end
   return answer
 end
@@ -136,7 +141,6 @@ if held then
 end
 if wait_ms > 0 and not answer[6] then
   -- Held by another plain hold: a waiter waits for its turn (lib/turns.lua).
-  wait_turn(turns, owner, server_ms(), wait_ms)
-  answer[6], answer[7] = false, 1
+  answer[6], answer[7] = false, wait_turn(turns, owner, server_ms(), wait_ms)
 end
 return answer

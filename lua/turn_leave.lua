@@ -2,7 +2,8 @@
 -- up (its deadline, a signal, an error) leaves rlock_turns:{NAME} at once. When
 -- the lock is free then (its turn may have come just before it gave up), the
 -- next waiter's turn is given as a release gives it, so nobody waits for one
--- that left.
+-- that left. While the lock is held, the first waiters left are told they are
+-- at the head (lib/turns.lua tell_head).
 --
 -- Sending it twice is harmless: the second send finds nothing to remove (and
 -- names a turn only while the lock is free, as the first did).
@@ -26,8 +27,12 @@ local owner, publish = ARGV[1], ARGV[2]
 -- @include turns.lua
 
 local left = redis.call('ZREM', turns, owner)
-if redis.call('EXISTS', turns) == 1 and redis.call('EXISTS', name) == 0 then
+if redis.call('EXISTS', turns) == 1 then
   -- Best effort: a message the user may not send (ACL) does not undo the leave.
-  pcall(wake_plain, turns, publish, channel, server_ms())
+  if redis.call('EXISTS', name) == 0 then
+    pcall(wake_plain, turns, publish, channel, server_ms())
+  elseif left == 1 then
+    tell_head(turns, publish, channel, server_ms()) -- its place at the head went to the next
+  end
 end
 return {left}

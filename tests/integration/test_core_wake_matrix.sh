@@ -138,6 +138,72 @@ kill -CONT "$(cat "$TEST_TMP/s1.pid")" "$(cat "$TEST_TMP/s2.pid")"
 check "stopped: once continued, both get it and exit 0" \
   wait_until 20 eval "bg_done '$TEST_TMP/s1' && bg_done '$TEST_TMP/s2' && [ \"\$(bg_rc '$TEST_TMP/s1')\$(bg_rc '$TEST_TMP/s2')\" = 00 ]"
 
+# ---- more waiters than the head of the queue (the first four listen on the
+# release channel, the others on their own only): Redisson frees the lock again
+# and again, each time under a waiter that took it on the last free (its CMD
+# holds on, so no rlock release moves the queue): each free reaches a live
+# waiter within 1s, also the fifth and sixth, told they are at the head by the
+# waiter that took the lock before them
+many_starts() { find "$TEST_TMP" -maxdepth 1 -name 'q*.start' | wc -l; }
+r acquire lock:q --ttl "$LEASE" --owner holder
+expect_rc 0 "head: the holder takes lock:q"
+for i in 1 2 3 4 5 6; do
+  bg "$TEST_TMP/q$i" run lock:q -w 60s -- sh -c 'date +%s%3N >"$0.start"; sleep 60' "$TEST_TMP/q$i"
+  check "head: waiter $i queued" wait_until 10 eval "[ \"\$(rcli ZCARD 'rlock_turns:{lock:q}')\" = $i ]"
+  wait_until 10 eval "[ \"\$(rcli PUBSUB CHANNELS 'redisson_lock__channel:{lock:q}:*' | grep -vc ':rlock:turns$')\" = $i ]"
+  sleep 0.1
+done
+sleep 0.3
+check "head: four of the six listen on the release channel" \
+  test "$(rcli PUBSUB NUMSUB 'redisson_lock__channel:{lock:q}' | sed -n 2p)" = 4
+for round in 1 2 3 4 5 6; do
+  before=$(many_starts)
+  left=$(rcli PTTL lock:q)
+  t_free=$(ms)
+  OUT=$(rcli EVAL "$R_FORCE_UNLOCK" 2 lock:q 'redisson_lock__channel:{lock:q}' 0)
+  check "head: Redisson's forceUnlock $round freed lock:q ($OUT)" test "$OUT" = 1
+  wait_until $(( left / 1000 + 10 )) eval "[ \$(many_starts) -gt $before ]"
+  start=$(find "$TEST_TMP" -maxdepth 1 -name 'q*.start' -exec cat {} + | sort -n | tail -1)
+  d=$(( ${start:-$(( t_free + 999999 ))} - t_free ))
+  FIGURES+=("forceUnlock $round of 6 under queued waiters: ${d}ms")
+  check "head: free $round reached a live waiter before the old lease end (${d}ms; ${left}ms were left)" \
+    test "$d" -lt "$left"
+  check "head: free $round: within 1s + SLACK_MS (${d}ms)" test "$d" -lt $(( 1000 + SLACK_MS ))
+done
+check "head: nobody left queued" test "$(rcli ZCARD 'rlock_turns:{lock:q}')" = 0
+for i in 1 2 3 4 5 6; do
+  kill "$(cat "$TEST_TMP/q$i.pid")" 2>/dev/null
+done
+
+# ---- the first two of six waiters are stopped, and the third and fourth are
+# killed: a release reaches the fifth (behind the head when it queued) within 1s
+r acquire lock:k6 --ttl "$LEASE" --owner holder
+expect_rc 0 "stopped+killed: the holder takes lock:k6"
+for i in 1 2 3 4 5; do
+  if [ "$i" = 5 ]; then
+    waiter "$TEST_TMP/k$i" lock:k6 plain
+  else
+    bg "$TEST_TMP/k$i" run lock:k6 -w 60s -- true
+  fi
+  check "stopped+killed: waiter $i queued" wait_until 10 eval "[ \"\$(rcli ZCARD 'rlock_turns:{lock:k6}')\" = $i ]"
+  wait_until 10 eval "[ \"\$(rcli PUBSUB CHANNELS 'redisson_lock__channel:{lock:k6}:*' | grep -vc ':rlock:turns$')\" = $i ]"
+  sleep 0.1
+done
+sleep 0.3
+check "stopped+killed: the fifth is behind the head (four listen on the release channel)" \
+  test "$(rcli PUBSUB NUMSUB 'redisson_lock__channel:{lock:k6}' | sed -n 2p)" = 4
+kill -STOP "$(cat "$TEST_TMP/k1.pid")" "$(cat "$TEST_TMP/k2.pid")"
+kill -KILL "$(cat "$TEST_TMP/k3.pid")" "$(cat "$TEST_TMP/k4.pid")"
+wait_until 10 eval "[ \"\$(rcli PUBSUB CHANNELS 'redisson_lock__channel:{lock:k6}:*' | grep -vc ':rlock:turns$')\" = 3 ]"
+left=$(rcli PTTL lock:k6)
+t_free=$(ms)
+r release lock:k6 --owner holder
+expect_rc 0 "stopped+killed: the holder releases"
+freed_check "two stopped and two killed waiters ahead of the fifth" "$TEST_TMP/k5" "$t_free" "$left"
+kill -CONT "$(cat "$TEST_TMP/k1.pid")" "$(cat "$TEST_TMP/k2.pid")"
+check "stopped+killed: once continued, both stopped ones get it and exit 0" \
+  wait_until 20 eval "bg_done '$TEST_TMP/k1' && bg_done '$TEST_TMP/k2' && [ \"\$(bg_rc '$TEST_TMP/k1')\$(bg_rc '$TEST_TMP/k2')\" = 00 ]"
+
 # ---- a plain waiter behind a --limit semaphore's key (no lease: no release and no
 # lease end ends it): said at once, not after its whole -w
 r acquire lock:m --limit 2 --owner p

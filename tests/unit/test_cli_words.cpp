@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include <tuple>
+
 #include "replies.hpp"
 
 using rlock::Millis;
@@ -96,6 +98,16 @@ TEST_CASE("decode_acquire is pure: it needs no connection and undoes nothing") {
       rlock::TimePoint{}, Millis(30000));
   CHECK(rw.holder.layout == Layout::write);
   CHECK_FALSE(rw.holder.queue_turn);
+  CHECK_FALSE(rw.queued);
+  // Queued for its turn behind a plain hold: at the head (1), behind it (2);
+  // any other 7th element is not a place in the queue.
+  for (auto [code, queued, behind] : {std::tuple{1, true, false}, {2, true, true}, {3, false, false}, {0, false, false}}) {
+    auto waiting = rlock::lock::detail::decode_acquire(
+        eval(array({integer(0), str("h"), integer(5000), str("hash"), nil, nil, integer(code)}), -1),
+        rlock::TimePoint{}, Millis(30000));
+    CHECK(waiting.queued == queued);
+    CHECK(waiting.behind == behind);
+  }
   // Every permit taken: the semaphore's key type and layout (no pseudo-type).
   auto permits = rlock::lock::detail::decode_acquire(
       {array({integer(0), str("p1"), integer(800), str("string"), nil, str("semaphore")}),

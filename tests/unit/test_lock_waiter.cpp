@@ -397,6 +397,11 @@ TEST_CASE("waiter: every waiter hears the release channel, and the other layouts
   CHECK(wait_channels(request, true) == V{release, release + ":me", release + ":rlock:turns", rw});
   CHECK(wait_channels(request, false) == V{release, rw});
   CHECK(wait_channels(request, true, false) == V{release, release + ":me", release + ":rlock:turns"});
+  // queued behind the head (lua/lib/turns.lua): its own first (where 'head'
+  // comes), never the release channel ('00' would wake every waiter)
+  CHECK(wait_channels(request, true, true, true) == V{release + ":me", rw});
+  CHECK(wait_channels(request, true, false, true) == V{release + ":me"});
+  CHECK(wait_channels(request, false, true, true) == V{release, rw}); // not queued: `behind` means nothing
   request.mode.mode = Mode::fair; // its own first (RFairLock's head), then Redisson's forceUnlock's
   CHECK(wait_channels(request, false) == V{release + ":me", release, rw});
   CHECK(wait_channels(request, false, false) == V{release + ":me", release});

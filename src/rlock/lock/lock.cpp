@@ -447,8 +447,12 @@ AcquireResult decode_acquire(const redis::EvalReply& answer, TimePoint called, M
   long long code = element(reply, 0).as_integer();
   if (code != 1 && code != 2) {
     result.holder = decode_holder(reply);
-    result.queued = reply.elements.size() > 6 && reply.elements[6].type == redis::Reply::Type::integer &&
-                    reply.elements[6].integer == 1;
+    // 1: queued for its turn at the head, 2: behind it (lua/lib/turns.lua).
+    const long long turn = reply.elements.size() > 6 && reply.elements[6].type == redis::Reply::Type::integer
+                               ? reply.elements[6].integer
+                               : 0;
+    result.queued = turn == 1 || turn == 2;
+    result.behind = turn == 2;
     return result;
   }
   result.acquired = true;
@@ -586,6 +590,8 @@ AcquireResult try_acquire(redis::Client& client, const AcquireRequest& request, 
   with_turns(script_keys, keys);
   args.push_back(turn ? ms(std::max(Millis(0), turn->wait_left)) : std::string());
   args.push_back(turn && turn->queued ? "1" : "0");
+  args.push_back(keys.channel); // taking a turn tells the head (lua/lib/turns.lua)
+  args.push_back(client.publish_command());
   with_history(script_keys, args, keys, acquisition_history(request));
   auto answer = run_script(client, scope, scripts::acquire, script_keys, args, request.sync);
   auto result = decode_acquire(answer, called, request.lease);

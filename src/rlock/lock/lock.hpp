@@ -106,6 +106,9 @@ struct AcquireResult {
   // (rlock_turns:{NAME}, lua/lib/turns.lua): a release names it when its turn
   // comes, and a release that names another needs no attempt of it.
   bool queued = false;
+  // Queued behind the waiters at the head (lua/lib/turns.lua): it listens on
+  // its own channel only until a release tells it 'head'.
+  bool behind = false;
   long long replicas_acked = -1; // with --sync-replicas: replicas that acknowledged it
   // Redlock: the remaining validity (TTL - elapsed - drift allowance), and what
   // each master answered.

@@ -46,7 +46,7 @@ Millis random_between(Millis low, Millis high) {
   return low + Millis(value % static_cast<unsigned>((high - low).count() + 1));
 }
 
-enum class Heard { nothing, released, passed_over, next, taken, lost, refused };
+enum class Heard { nothing, released, passed_over, next, head, taken, lost, refused };
 
 // How many times a waiter subscribes again after MOVED (the slot moved; the
 // client's map is reloaded first) before it stops listening to that node.
@@ -55,7 +55,8 @@ constexpr int k_moved_limit = 8;
 // A message on a subscription: a release (or any message: the attempt that
 // follows finds out); on the plain lock's release channel, '00': a release
 // that named a waiter whose turn it is (passed over), on the waiter's own
-// 'next': this waiter is next, on the turns channel: a waiter took its turn
+// 'next': this waiter is next, 'head': it is at the head of the queue now
+// (it listens on the release and turns channels), on the turns channel: a waiter took its turn
 // (lua/lib/turns.lua); the confirmation of a SUBSCRIBE sent without awaiting
 // it, or the server ending a sharded subscription because the slot moved to
 // another node ("sunsubscribe"): then subscribe again there; or an error
@@ -81,9 +82,9 @@ Heard classify(const redis::Reply& message, const LockKeys& keys) {
       if (channel == turns_channel(keys)) {
         return payload == "taken" ? Heard::taken : Heard::nothing;
       }
-      if (payload == "next" && channel.size() > keys.channel.size() &&
+      if ((payload == "next" || payload == "head") && channel.size() > keys.channel.size() &&
           channel.compare(0, keys.channel.size() + 1, keys.channel + ":") == 0) {
-        return Heard::next; // on the waiter's own channel
+        return payload == "next" ? Heard::next : Heard::head; // on the waiter's own channel
       }
     }
   }
@@ -116,7 +117,7 @@ void read_messages(redis::Connection& sub, const LockKeys& keys,
       if (heard != Heard::nothing) {
         tell({heard, {}});
       }
-      if (!sub.has_buffered_reply()) {
+      if (!sub.connected() || !sub.has_buffered_reply()) { // (closed by what it heard)
         break;
       }
     }
@@ -341,7 +342,7 @@ bool waiting_cannot_end(Mode mode, const Holder& holder) {
   return mode != Mode::limit && holder.layout == Layout::semaphore;
 }
 
-std::vector<std::string> wait_channels(const AcquireRequest& request, bool own, bool across) {
+std::vector<std::string> wait_channels(const AcquireRequest& request, bool own, bool across, bool behind) {
   const auto& keys = request.keys;
   std::vector<std::string> out;
   switch (request.mode.mode) {
@@ -356,15 +357,22 @@ std::vector<std::string> wait_channels(const AcquireRequest& request, bool own, 
     out = {keys.permit_channel};
     break;
   case Mode::exclusive:
-    out = {keys.channel};
-    if (own) {
-      out.push_back(keys.channel + ":" + request.owner);
-      out.push_back(turns_channel(keys));
+    if (own && behind) {
+      out = {keys.channel + ":" + request.owner};
+    } else {
+      out = {keys.channel};
+      if (own) {
+        out.push_back(keys.channel + ":" + request.owner);
+        out.push_back(turns_channel(keys));
+      }
     }
     break;
   }
   if (across) {
     for (const auto* other : {&keys.channel, &keys.rw_channel}) {
+      if (other == &keys.channel && own && behind) {
+        continue; // the head of the queue hears it
+      }
       if (std::find(out.begin(), out.end(), *other) == out.end()) {
         out.push_back(*other);
       }
@@ -434,13 +442,47 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
   // for its turn hears its own channel and the turns channel besides the
   // release channel. The other layouts' release channels too, unless a
   // SUBSCRIBE to them was refused (an ACL with the mode's channels only).
+  // A waiter queued behind the head of the queue hears its own channel only,
+  // until a release tells it 'head' there (or an attempt finds it at the
+  // head): then the release and turns channels too, for the rest of the wait.
   bool across = true;
+  bool at_head = false; // told 'head'
   auto channels_after = [&](const AcquireResult& busy) {
-    return wait_channels(request, turns && busy.queued, across);
+    return wait_channels(request, turns && busy.queued, across, busy.behind && !at_head);
   };
   auto channels = channels_after(AcquireResult{});
   std::vector<std::vector<std::string>> listening(n); // each subscription's channels
+  std::vector<bool> sharded(n, false);          // each made with SSUBSCRIBE
   Subscriptions subs(n);                        // each made at its subscription
+  // Subscription i listens on `channels` from now on, when they are more than
+  // it hears: the others are subscribed to on the same connection (their
+  // confirmations are read as they come), without the attempt that follows a
+  // new subscription (a queued waiter kept hearing its own channel, where its
+  // turn comes). False when the channels are not a superset (then the caller
+  // subscribes anew).
+  auto listen_also = [&](std::size_t i) {
+    const auto& have = listening[i];
+    if (!subs[i] || !subs[i]->connected() || have == channels ||
+        !std::all_of(have.begin(), have.end(),
+                     [&](const auto& c) { return std::find(channels.begin(), channels.end(), c) != channels.end(); })) {
+      return have == channels;
+    }
+    std::vector<std::string> subscribe{sharded[i] ? "SSUBSCRIBE" : "SUBSCRIBE"};
+    for (const auto& c : channels) {
+      if (std::find(have.begin(), have.end(), c) == have.end()) {
+        subscribe.push_back(c);
+      }
+    }
+    try {
+      subs[i]->send(subscribe);
+    } catch (const RedisError& e) {
+      log::debug("subscription lost: {}", e.what());
+      subs[i]->close();
+      return false;
+    }
+    listening[i] = channels;
+    return true;
+  };
   std::vector<redis::SendHistory> sub_history(n); // failed SUBSCRIBEs since the last good one
   for (auto& history : sub_history) {
     history.reached = true; // subscribing comes after a busy answer
@@ -462,6 +504,16 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
     case Heard::next:
       plan.next_in_line(Clock::now());
       break;
+    case Heard::head:
+      if (!at_head) {
+        at_head = true;
+        channels = channels_after(result);
+        if (!listen_also(i) && subs[i]) {
+          subs[i]->close();
+          plan.subscription_lost(i);
+        }
+      }
+      break;
     case Heard::taken:
       plan.taken();
       break;
@@ -473,7 +525,7 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
       if ((kind == RedisErrorKind::moved || kind == RedisErrorKind::ask) && ++moved[i] <= k_moved_limit) {
         on.nodes[i]->slot_map_stale();
         plan.subscription_lost(i);
-      } else if (across && channels != wait_channels(request, turns && result.queued, false)) {
+      } else if (across && channels != wait_channels(request, turns && result.queued, false, result.behind && !at_head)) {
         // Refused with the other layouts' channels (an ACL with this mode's
         // only): this mode's own, then.
         log::debug("{}: SUBSCRIBE refused: {}; listening on this mode's channels only",
@@ -563,7 +615,7 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
       scope.reached = true;
       channels = channels_after(result);
       for (std::size_t i = 0; i < n; ++i) {
-        if (subs[i] && subs[i]->connected() && listening[i] != channels) {
+        if (subs[i] && subs[i]->connected() && !listen_also(i)) {
           // The holder changed (say, Redisson's took it): listen anew, then look again.
           subs[i]->close();
           plan.subscription_lost(i);
@@ -594,6 +646,7 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
         sub_history[i] = {};
         sub_history[i].reached = true;
         listening[i] = channels;
+        sharded[i] = where.sharded;
         plan.subscribed(i);
       } catch (const RedisError& e) {
         if (subs[i]) {

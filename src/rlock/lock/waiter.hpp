@@ -42,9 +42,11 @@ namespace rlock::lock {
 // release names one queued waiter on that waiter's own channel ('0': attempt
 // at once), tells the next one ('next': attempt k_turn_grace later, in case
 // the first died before taking the lock) and says '00' on the release
-// channel. A queued waiter hears the release channel too: '0' there (a
-// release that named nobody, Redisson's unlock or forceUnlock, a release by a
-// user without the turns' key) is a release; '00' gave the turn to another
+// channel. A queued waiter at the head of the queue (the first few; the
+// others listen on their own channel only until told 'head': a release then
+// wakes a handful of processes, not every waiter) hears the release channel
+// too: '0' there (a release that named nobody, Redisson's unlock or
+// forceUnlock, a release by a user without the turns' key) is a release; '00' gave the turn to another
 // (passed_over): no attempt then, but the named waiter's turn has a deadline,
 // k_turn_deadline (plus the caller's jitter) later, after which this waiter
 // attempts, unless it heard first that the turn was taken (taken: a waiter
@@ -178,14 +180,17 @@ struct KeepAlive {
 // The channels a waiter for `request` listens on: a plain waiter's, the
 // lock's release channel (redisson_lock__channel:{NAME}), and when `own`
 // (queued for its turn) its own (redisson_lock__channel:{NAME}:OWNER) and
-// the turns channel; a fair waiter's own and the release channel (Redisson's
+// the turns channel, or with `behind` (queued behind the head of the queue,
+// lua/lib/turns.lua) its own only, and no release channel of its mode; a fair waiter's own and the release channel (Redisson's
 // unlock and forceUnlock say '0' there only); the read-write lock's
 // (redisson_rwlock:{NAME}) or the semaphore's (redisson_sc:{NAME}). With
 // `across`, also the release channels of the other layouts NAME may be held
 // in (a plain hold is freed on the plain lock's channel, a read-write lock's
 // on its own), so that a waiter of one mode wakes when a hold of another
-// ends; the first channel is always the mode's own.
-std::vector<std::string> wait_channels(const AcquireRequest& request, bool own, bool across = true);
+// ends; the first channel is always the mode's own (a waiter behind the
+// head: its own channel).
+std::vector<std::string> wait_channels(const AcquireRequest& request, bool own, bool across = true,
+                                       bool behind = false);
 
 // The channel on which a plain waiter that took the lock on its turn says
 // 'taken' (redisson_lock__channel:{NAME}:rlock:turns, under the release
