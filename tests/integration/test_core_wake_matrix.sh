@@ -112,6 +112,46 @@ one "plain holder, -s waiter" lock:g plain read release
 one "-s holder, plain waiter" lock:h read plain release
 one "--write holder, plain waiter" lock:i write plain release
 one "plain holder, --limit 2 waiter" lock:j plain limit2 release
+# ---- a --fair holder (RFairLock's hold is a plain hash; its release names the fair
+# queue's head, or the plain waiters' turn when no fair waiter is queued)
+one "--fair holder, plain waiter" lock:f1 fair plain release
+one "--fair holder, plain waiter, Redisson's forceUnlock" lock:f2 fair plain redisson-force-unlock
+one "--fair holder, --fair waiter" lock:f3 fair fair release
+one "--fair holder, -s waiter" lock:f4 fair read release
+
+# ---- Redlock (three masters): the holder's release, Redisson's forceUnlock sent to
+# every master (RedissonRedLock's), the lease's end
+. "$(dirname "$0")/topology.sh"
+start_masters 3
+RL=(-u "$(master_url 0)" -u "$(master_url 1)" -u "$(master_url 2)")
+redlock_one() {
+  local label=$1 name=$2 how=$3 lease=${4:-$LEASE} f left t_free i
+  n=$((n + 1)); f="$TEST_TMP/w$n"
+  r "${RL[@]}" acquire "$name" --ttl "$lease" --owner holder
+  expect_rc 0 "$label: the holder takes $name on the three masters"
+  bg "$f" "${RL[@]}" run "$name" -w 60s -- sh -c 'date +%s%3N >"$0.start"' "$f"
+  check "$label: the waiter waits (subscribed on every master)" \
+    wait_until 10 eval "for i in 0 1 2; do [ \"\$(mcli \$i PUBSUB NUMSUB 'redisson_lock__channel:{$name}' | sed -n 2p)\" = 1 ] || exit 1; done"
+  sleep 0.3
+  check "$label: ... still" test ! -e "$f.start"
+  left=$(mcli 0 PTTL "$name")
+  t_free=$(ms)
+  case $how in
+    release) r "${RL[@]}" release "$name" --owner holder ;;
+    redisson-force-unlock)
+      RC=0
+      for i in 0 1 2; do
+        OUT=$(mcli "$i" EVAL "$R_FORCE_UNLOCK" 2 "$name" "redisson_lock__channel:{$name}" 0) || RC=1
+        [ "$OUT" = 1 ] || RC=1
+      done ;;
+    lease-end) left=$(mcli 0 PTTL "$name"); t_free=$(( $(ms) + left )); RC=0 ;;
+  esac
+  check "$label: $how freed $name (rc $RC)" test "$RC" = 0
+  freed_check "$label" "$f" "$t_free" "$left"
+}
+redlock_one "Redlock: rlock release" lock:r1 release
+redlock_one "Redlock: Redisson's forceUnlock on every master" lock:r2 redisson-force-unlock
+redlock_one "Redlock: the lease's end (3s)" lock:r3 lease-end 3s
 
 # ---- the two waiters whose turn comes first are stopped (SIGSTOP): the third,
 # live, gets the lock once their turn's deadline passed, not at the lease end
