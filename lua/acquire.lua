@@ -42,8 +42,8 @@
 --         waiter, nothing is put in)
 -- ARGV[14] (with KEYS[7]) '1': this waiter was put in KEYS[7] by an earlier
 --         attempt; taking the lock takes it out, and the first waiters left
---         are told they are at the head: 'head' with ARGV[16] on ARGV[15] ..
---         ':' .. their owner token (lib/turns.lua)
+--         are told they are at the head: 'held' with ARGV[16] on ARGV[15] ..
+--         ':' .. their owner token (lib/turns.lua), when no release named it
 -- ARGV[15] (with KEYS[7]) the release channel (redisson_lock__channel:{NAME})
 -- ARGV[16] (with KEYS[7]) 'PUBLISH', or 'SPUBLISH' in Redis Cluster 7+
 --

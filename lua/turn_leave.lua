@@ -32,7 +32,7 @@ if redis.call('EXISTS', turns) == 1 then
   if redis.call('EXISTS', name) == 0 then
     pcall(wake_plain, turns, publish, channel, server_ms())
   elseif left == 1 then
-    tell_head(turns, publish, channel, server_ms()) -- its place at the head went to the next
+    tell_head(turns, publish, channel, server_ms(), 'held') -- its place at the head went to the next
   end
 end
 return {left}

@@ -21,7 +21,7 @@
 -- k_turn_deadline): the named waiter and the next were stopped or dead, and
 -- a waiter at the head tries. The waiters behind the head listen on their own
 -- channel only (a release wakes `turn_head` of them at most, not all: issue
--- 42's herd), until they are told 'head' there or an attempt finds them at
+-- 42's herd), until they are told 'head' or 'held' there or an attempt finds them at
 -- the head: a release that names a turn, a queued waiter that takes the lock
 -- without being named (after a release that named nobody, or at a turn's
 -- deadline) and one that gives up tell the first `turn_head` waiters left
@@ -82,7 +82,10 @@ local function say(publish, to, message)
 end
 
 -- The first turn_head live waiters in the set `key` are told `message`
--- ('head', or '0' after a release that named nobody: they try) on their own
+-- ('head': a release just gave a turn to another, whose deadline they keep
+-- from now, as the '00' they did not hear would have started it; 'held': the
+-- lock is held, they only listen from now; '0' after a release that named
+-- nobody: they try) on their own
 -- channel (channel .. ':' .. owner) with `publish` ('PUBLISH' or 'SPUBLISH';
 -- '' or nil: nobody is told). One whose channel nobody listens to is dropped
 -- from the set (it died; or it has not subscribed yet, and its attempt after
@@ -98,7 +101,7 @@ local function tell_head(key, publish, channel, now_ms, message)
     if told >= turn_head then
       break
     end
-    if say(publish, channel .. ':' .. live[i], message or 'head') == 0 then
+    if say(publish, channel .. ':' .. live[i], message) == 0 then
       redis.call('ZREM', key, live[i])
     else
       told = told + 1
@@ -111,7 +114,7 @@ end
 -- a turn's deadline), the head is told, as that release would have.
 local function taken_turn(key, owner, publish, channel, now_ms)
   if redis.call('ZREM', key, owner) == 1 then
-    tell_head(key, publish, channel, now_ms)
+    tell_head(key, publish, channel, now_ms, 'held')
   end
 end
 
@@ -159,7 +162,7 @@ local function wake_plain(key, publish, channel, now_ms)
     -- channels ('head'); when nobody was named, they try ('0': those behind
     -- the head did not hear the release channel's).
     if #tried > 0 then
-      tell_head(key, sent, channel, now_ms, not named and '0' or nil)
+      tell_head(key, sent, channel, now_ms, named and 'head' or '0')
     end
   end
 end

@@ -215,34 +215,43 @@ for i in 1 2 3 4 5 6; do
   kill "$(cat "$TEST_TMP/q$i.pid")" 2>/dev/null
 done
 
-# ---- the first two of six waiters are stopped, and the third and fourth are
-# killed: a release reaches the fifth (behind the head when it queued) within 1s
-r acquire lock:k6 --ttl "$LEASE" --owner holder
-expect_rc 0 "stopped+killed: the holder takes lock:k6"
-for i in 1 2 3 4 5; do
-  if [ "$i" = 5 ]; then
-    waiter "$TEST_TMP/k$i" lock:k6 plain
-  else
-    bg "$TEST_TMP/k$i" run lock:k6 -w 60s -- true
-  fi
-  check "stopped+killed: waiter $i queued" wait_until 10 eval "[ \"\$(rcli ZCARD 'rlock_turns:{lock:k6}')\" = $i ]"
-  wait_until 10 eval "[ \"\$(rcli PUBSUB CHANNELS 'redisson_lock__channel:{lock:k6}:*' | grep -vc ':rlock:turns$')\" = $i ]"
-  sleep 0.1
-done
-sleep 0.3
-check "stopped+killed: the fifth is behind the head (four listen on the release channel)" \
-  test "$(rcli PUBSUB NUMSUB 'redisson_lock__channel:{lock:k6}' | sed -n 2p)" = 4
-kill -STOP "$(cat "$TEST_TMP/k1.pid")" "$(cat "$TEST_TMP/k2.pid")"
-kill -KILL "$(cat "$TEST_TMP/k3.pid")" "$(cat "$TEST_TMP/k4.pid")"
-wait_until 10 eval "[ \"\$(rcli PUBSUB CHANNELS 'redisson_lock__channel:{lock:k6}:*' | grep -vc ':rlock:turns$')\" = 3 ]"
-left=$(rcli PTTL lock:k6)
-t_free=$(ms)
-r release lock:k6 --owner holder
-expect_rc 0 "stopped+killed: the holder releases"
-freed_check "two stopped and two killed waiters ahead of the fifth" "$TEST_TMP/k5" "$t_free" "$left"
-kill -CONT "$(cat "$TEST_TMP/k1.pid")" "$(cat "$TEST_TMP/k2.pid")"
-check "stopped+killed: once continued, both stopped ones get it and exit 0" \
-  wait_until 20 eval "bg_done '$TEST_TMP/k1' && bg_done '$TEST_TMP/k2' && [ \"\$(bg_rc '$TEST_TMP/k1')\$(bg_rc '$TEST_TMP/k2')\" = 00 ]"
+# ---- waiters ahead stopped (SIGSTOP: still subscribed) or killed, more than
+# the head's four in all: a release reaches the live waiter behind them (behind
+# the head when it queued) within 1s. ahead LABEL NAME STOPPED KILLED
+ahead() {
+  local label=$1 name=$2 stopped=$3 killed=$4 i last left t_free
+  last=$(( stopped + killed + 1 ))
+  r acquire "$name" --ttl "$LEASE" --owner holder
+  expect_rc 0 "$label: the holder takes $name"
+  for i in $(seq 1 "$last"); do
+    if [ "$i" = "$last" ]; then
+      waiter "$TEST_TMP/$name-$i" "$name" plain
+    else
+      bg "$TEST_TMP/$name-$i" run "$name" -w 60s -- true
+    fi
+    check "$label: waiter $i queued" wait_until 10 eval "[ \"\$(rcli ZCARD 'rlock_turns:{$name}')\" = $i ]"
+    wait_until 10 eval "[ \"\$(rcli PUBSUB CHANNELS 'redisson_lock__channel:{$name}:*' | grep -vc ':rlock:turns$')\" = $i ]"
+    sleep 0.1
+  done
+  sleep 0.3
+  check "$label: the last is behind the head (four listen on the release channel)" \
+    test "$(rcli PUBSUB NUMSUB "redisson_lock__channel:{$name}" | sed -n 2p)" = 4
+  for i in $(seq 1 "$stopped"); do kill -STOP "$(cat "$TEST_TMP/$name-$i.pid")"; done
+  for i in $(seq $(( stopped + 1 )) $(( last - 1 ))); do kill -KILL "$(cat "$TEST_TMP/$name-$i.pid")"; done
+  wait_until 10 eval "[ \"\$(rcli PUBSUB CHANNELS 'redisson_lock__channel:{$name}:*' | grep -vc ':rlock:turns$')\" = $(( stopped + 1 )) ]"
+  left=$(rcli PTTL "$name")
+  t_free=$(ms)
+  r release "$name" --owner holder
+  expect_rc 0 "$label: the holder releases"
+  freed_check "$label" "$TEST_TMP/$name-$last" "$t_free" "$left"
+  for i in $(seq 1 "$stopped"); do kill -CONT "$(cat "$TEST_TMP/$name-$i.pid")"; done
+  for i in $(seq 1 "$stopped"); do
+    check "$label: stopped waiter $i, once continued, gets it and exits 0" \
+      wait_until 20 eval "bg_done '$TEST_TMP/$name-$i' && [ \"\$(bg_rc '$TEST_TMP/$name-$i')\" = 0 ]"
+  done
+}
+ahead "two stopped and two killed waiters ahead of the fifth" lock:k6 2 2
+ahead "four stopped waiters ahead of the fifth" lock:k7 4 0
 
 # ---- a plain waiter behind a --limit semaphore's key (no lease: no release and no
 # lease end ends it): said at once, not after its whole -w

@@ -46,7 +46,7 @@ Millis random_between(Millis low, Millis high) {
   return low + Millis(value % static_cast<unsigned>((high - low).count() + 1));
 }
 
-enum class Heard { nothing, released, passed_over, next, head, taken, lost, refused };
+enum class Heard { nothing, released, passed_over, next, head, head_turn, taken, lost, refused };
 
 // How many times a waiter subscribes again after MOVED (the slot moved; the
 // client's map is reloaded first) before it stops listening to that node.
@@ -55,8 +55,9 @@ constexpr int k_moved_limit = 8;
 // A message on a subscription: a release (or any message: the attempt that
 // follows finds out); on the plain lock's release channel, '00': a release
 // that named a waiter whose turn it is (passed over), on the waiter's own
-// 'next': this waiter is next, 'head': it is at the head of the queue now
-// (it listens on the release and turns channels), on the turns channel: a waiter took its turn
+// 'next': this waiter is next, 'held' or 'head': it is at the head of the
+// queue now (it listens on the release and turns channels; 'head': a release
+// just gave a turn to another, as '00' says), on the turns channel: a waiter took its turn
 // (lua/lib/turns.lua); the confirmation of a SUBSCRIBE sent without awaiting
 // it, or the server ending a sharded subscription because the slot moved to
 // another node ("sunsubscribe"): then subscribe again there; or an error
@@ -82,9 +83,10 @@ Heard classify(const redis::Reply& message, const LockKeys& keys) {
       if (channel == turns_channel(keys)) {
         return payload == "taken" ? Heard::taken : Heard::nothing;
       }
-      if ((payload == "next" || payload == "head") && channel.size() > keys.channel.size() &&
+      if ((payload == "next" || payload == "head" || payload == "held") && channel.size() > keys.channel.size() &&
           channel.compare(0, keys.channel.size() + 1, keys.channel + ":") == 0) {
-        return payload == "next" ? Heard::next : Heard::head; // on the waiter's own channel
+        // on the waiter's own channel
+        return payload == "next" ? Heard::next : payload == "head" ? Heard::head_turn : Heard::head;
       }
     }
   }
@@ -505,6 +507,7 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
       plan.next_in_line(Clock::now());
       break;
     case Heard::head:
+    case Heard::head_turn:
       if (!at_head) {
         at_head = true;
         channels = channels_after(result);
@@ -512,6 +515,10 @@ AcquireResult wait_for(const WaitOn& on, const AcquireRequest& request, SignalFd
           subs[i]->close();
           plan.subscription_lost(i);
         }
+      }
+      if (what.heard == Heard::head_turn) {
+        // The release's '00' came before this waiter listened for it.
+        plan.passed_over(i, Clock::now(), random_between(Millis(0), k_turn_jitter));
       }
       break;
     case Heard::taken:
