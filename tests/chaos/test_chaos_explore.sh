@@ -2,7 +2,8 @@
 # The explorer, bounded: tests/chaos/explore runs random, seeded schedules of
 # rlock invocations (every subcommand, mode, several names, re-entry, -E,
 # --if-unavailable, --once-per, force-unlock [--if-dead], SIGSTOP/SIGKILL of
-# rlock, of its whole process group, of rlock and its guardian, a paused or killed server or Redlock master; in its Cluster lane, a
+# rlock, of its whole process group, of rlock and its guardian, of the waiters at a queue's head, Redisson's
+# forceUnlock and unlock scripts, a paused or killed server or Redlock master; in its Cluster lane, a
 # replica's link cut, a primary killed or paused and failed over, CLUSTER
 # FAILOVER, a slot moved; with --partition a host cut off from the server in
 # network namespaces) against its own redis-servers for EXPLORE_SECONDS
