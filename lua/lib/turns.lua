@@ -28,7 +28,9 @@
 -- (those who listen already let it pass; one whose channel nobody hears is
 -- dropped). A head of stopped waiters (SIGSTOP: still subscribed, so not
 -- told apart from live ones) holds the waiters behind it until the lease end
--- they saw: the one named and the `turn_head` after it, stopped at once. Every other subscriber (an older rlock, a Redlock's
+-- they saw: the `turn_head` at the head stopped at once when a release names
+-- nobody (Redisson's: none of them hears it), or the one named and the
+-- `turn_head` after it. Every other subscriber (an older rlock, a Redlock's
 -- waiters) takes '00' as a release. With nobody in the set, a release
 -- publishes '0' there as before: everyone wakes.
 --
