@@ -52,6 +52,10 @@ check "CMD has the caller's environment, not the guardian's state" \
   eval 'env_of "$sh_pid" | grep -qx RLOCK_TEST_MARK=marked && ! env_of "$sh_pid" | grep -q "^RLOCK_GUARDIAN="'
 check "the guardian holds what rlock needs after its death (a memfd)" holds_fd_to "$guardian" 'memfd:rlock-release'
 check "... and CMD does not" bash -c '! ls -l "/proc/$1/fd" | grep -q memfd' _ "$sh_pid"
+# The image's fd is open across the guardian's exec (an emulator without
+# binfmt_misc's O flag opens it by path after the exec): the guardian closes it.
+check "neither the guardian nor its keeper keeps its image open" \
+  bash -c '! ls -l "/proc/$1/fd" "/proc/$2/fd" | grep -q "memfd:rlock-guardian"' _ "$guardian" "$keeper"
 grep -E '^(VmRSS|RssAnon)' "/proc/$guardian/status" | tr -s ' \n' ' ' | sed 's/^/  guardian: /'; echo
 grep -E '^(VmRSS|RssAnon)' "/proc/$rlock_pid/status" | tr -s ' \n' ' ' | sed 's/^/  rlock: /'; echo
 

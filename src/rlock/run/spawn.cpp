@@ -217,8 +217,11 @@ void Guarded::Spawn::run() noexcept {
   sigset_t defaults = signals_to_default();
   posix_spawnattr_setsigdefault(&attr, &defaults);
   // An fd given as its own target stays open across the exec (glibc clears
-  // its close-on-exec flag in the child only).
-  for (int fd : {exe, spec, report, go}) {
+  // its close-on-exec flag in the child only). The image too, which the
+  // guardian closes first: an emulator that binfmt_misc starts without its O
+  // flag (qemu-user as Debian 12's update-binfmts registers it) opens the
+  // program by the path exec'd, /proc/self/fd/N, after the exec.
+  for (int fd : {exe, spec, report, go, image}) {
     if (fd >= 0) {
       posix_spawn_file_actions_adddup2(&actions, fd, fd);
     }
@@ -279,6 +282,7 @@ Guarded Guarded::prepare(const std::vector<std::string>& args, const Options& op
   state.field[guardian_report] = spawn->report;
   state.field[guardian_go] = spawn->go;
   state.field[guardian_death_signal] = parent_death_signal();
+  state.field[guardian_image] = spawn->image;
   char value[256];
   if (guardian_state_encode(&state, value, sizeof value) == 0) {
     throw Error(Outcome::failed, "cannot start rlock's guardian: its state does not fit");
