@@ -246,8 +246,13 @@ Guarded Guarded::prepare(const std::vector<std::string>& args, const Options& op
   auto spawn = std::make_unique<Spawn>();
   spawn->command = args.front();
   spawn->path = resolve_command(args.front());
-  // CMD's orphans come here if the guardian is killed.
-  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  // CMD's orphans come here if the guardian is killed. Where it is refused
+  // (qemu-user 7.2 emulates no PR_SET_CHILD_SUBREAPER), the guardian's is
+  // too: what CMD's tree orphans goes to init (docs/run.md, under emulation).
+  if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+    log::debug("PR_SET_CHILD_SUBREAPER refused ({}): processes orphaned in CMD's tree are not kept below rlock",
+               std::strerror(errno));
+  }
   Guarded child;
   int report[2];
   int go[2];
