@@ -158,6 +158,7 @@ if [ -n "$RLOCK_NO_SUBREAPER" ]; then
   check "guardian SIGKILLed, no subreaper: CMD is stopped" wait_until 3 dead "$sh_pid"
   check "... G5 is released" wait_until 3 key_gone G5
   check "... rlock ends" wait_until 5 bg_done "$T"
+  check "... exit 128+9 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 137
 else
   check "guardian SIGKILLed: its keeper is now rlock's child" \
     wait_until 3 eval 'test "$(awk "{ print \$4 }" /proc/$keeper/stat 2>/dev/null)" = "$rlock_pid"'
