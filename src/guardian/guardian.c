@@ -296,6 +296,7 @@ static __attribute__((noreturn)) void hand_over(struct state* s, char** argv, ch
   handed.field[guardian_report] = s->report;
   handed.field[guardian_go] = went == guardian_went_none ? -1 : s->go;
   handed.field[guardian_death_signal] = s->death_signal;
+  handed.field[guardian_image] = -1;
   static char value[sizeof GUARDIAN_ENV + 256] = GUARDIAN_ENV "=";
   if (guardian_state_encode(&handed, value + sizeof GUARDIAN_ENV, sizeof value - sizeof GUARDIAN_ENV) == 0) {
     exit_with(guardian_exit_software); /* cannot happen: every number fits */
@@ -308,7 +309,25 @@ static __attribute__((noreturn)) void hand_over(struct state* s, char** argv, ch
    * started through binfmt_misc (rlock for another machine, run by
    * qemu-user) must stay reachable after the exec, or execveat fails (ENOENT). */
   sys3(__NR_fcntl, s->exe, F_SETFD, 0);
-  sys6(__NR_execveat, s->exe, (long)empty, (long)argv, (long)envp, AT_EMPTY_PATH, 0);
+  long r = sys6(__NR_execveat, s->exe, (long)empty, (long)argv, (long)envp, AT_EMPTY_PATH, 0);
+  if (r == -ENOSYS) {
+    /* No execveat (Debian 12's qemu-user 7.2 emulates none): the same file by its
+     * path in /proc, which stays valid across the exec (the fd is open). */
+    static char path[32] = "/proc/self/fd/";
+    char digits[12];
+    int count = 0;
+    unsigned long fd = (unsigned long)s->exe;
+    do {
+      digits[count++] = (char)('0' + fd % 10);
+      fd /= 10;
+    } while (fd > 0);
+    size_t at = length(path);
+    while (count > 0) {
+      path[at++] = digits[--count];
+    }
+    path[at] = 0;
+    sys3(__NR_execve, (long)path, (long)argv, (long)envp);
+  }
   /* Nothing else can stop CMD's tree from here: say so loudly. */
   say("rlock: rlock was killed and could not be started again to stop CMD's tree; stop it yourself "
       "(its lock expires by its lease)\n");
@@ -489,6 +508,11 @@ int rlock_guardian_main(int argc, char** argv, char** envp) {
   s.report = decoded.field[guardian_report];
   s.go = decoded.field[guardian_go];
   s.death_signal = decoded.field[guardian_death_signal];
+  /* The image this was executed from: open until here only for an emulator
+   * that opens it by path after the exec (guardian.h); never CMD's. */
+  if (decoded.field[guardian_image] >= 0) {
+    sys3(__NR_close, decoded.field[guardian_image], 0, 0);
+  }
   s.tty = 0;
   s.guardian = 0;
   sys3(__NR_prctl, PR_SET_NAME, (long)GUARDIAN_NAME, 0);

@@ -26,14 +26,18 @@ enum guardian_exit {
   guardian_exit_not_found = 127, /* CMD's child: its exec failed (the errno goes to rlock) */
 };
 
-/* RLOCK_GUARDIAN="ROLE PARENT KILL EXE_FD SPEC_FD REPORT_FD GO_FD DEATH_SIGNAL":
+/* RLOCK_GUARDIAN="ROLE PARENT KILL EXE_FD SPEC_FD REPORT_FD GO_FD DEATH_SIGNAL IMAGE_FD":
  * a role letter, then these numbers, in this order, one space apart:
  *   PARENT: rlock's pid; KILL: 1 to kill CMD's tree when rlock dies (0:
  *   --on-lost ignore); EXE_FD: rlock's program file; SPEC_FD: what the
  *   orphaned rlock needs to release the lock (-1: no lock); REPORT_FD: the
  *   pipe to rlock; GO_FD: the pipe rlock's go comes on (for the orphaned
  *   role, -1: rlock died before its go, nothing was started); DEATH_SIGNAL:
- *   the guardian's parent-death signal. */
+ *   the guardian's parent-death signal; IMAGE_FD: the memfd the guardian was
+ *   executed from, open across that exec (an emulator that binfmt_misc starts
+ *   without its O flag, as Debian 12's update-binfmts registers qemu-user,
+ *   opens the program by its /proc/self/fd path after the exec), which the
+ *   guardian closes first (-1: none open, as in the orphaned role). */
 enum guardian_field {
   guardian_parent,
   guardian_kill,
@@ -42,6 +46,7 @@ enum guardian_field {
   guardian_report,
   guardian_go,
   guardian_death_signal,
+  guardian_image,
   guardian_fields /* how many */
 };
 
@@ -57,7 +62,7 @@ struct guardian_state {
   long field[guardian_fields];
 };
 
-/* The variable's value for `state` ("G 123 1 5 6 7 8 10", no name) into `out`
+/* The variable's value for `state` ("G 123 1 5 6 7 8 10 9", no name) into `out`
  * (`size` bytes, NUL-terminated); its length, or 0 when it does not fit. */
 static inline size_t guardian_state_encode(const struct guardian_state* state, char* out, size_t size) {
   size_t n = 0;
@@ -92,7 +97,7 @@ static inline size_t guardian_state_encode(const struct guardian_state* state, c
 /* Reads the variable's value (after "RLOCK_GUARDIAN="): a role letter, then
  * exactly guardian_fields numbers (a '-' allowed, 1 to 10 digits) one space
  * apart, nothing after; PARENT above 0, EXE_FD, REPORT_FD and GO_FD at least
- * 0, DEATH_SIGNAL from 1 to 64. 1 when it is that, else 0. */
+ * 0, DEATH_SIGNAL from 1 to 64, IMAGE_FD at least -1. 1 when it is that, else 0. */
 static inline int guardian_state_decode(const char* value, struct guardian_state* state) {
   const char* at = value;
   if (at == 0 || (at[0] != guardian_role_guardian && at[0] != guardian_role_orphaned) || at[1] != ' ') {
@@ -120,7 +125,7 @@ static inline int guardian_state_decode(const char* value, struct guardian_state
   const long* f = state->field;
   return f[guardian_parent] > 0 && f[guardian_exe] >= 0 && f[guardian_report] >= 0 &&
          (f[guardian_go] >= 0 || (state->role == guardian_role_orphaned && f[guardian_go] == -1)) &&
-         f[guardian_death_signal] >= 1 && f[guardian_death_signal] <= 64;
+         f[guardian_death_signal] >= 1 && f[guardian_death_signal] <= 64 && f[guardian_image] >= -1;
 }
 
 /* rlock's go, on GO_FD: two 32-bit ints, these flags and the size of what

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # What building and testing rlock for arm64 on an amd64 machine needs, made
 # once a machine from Debian's packages and cached outside the clone (Debian
-# 12 arm64 for rlock, Debian 13's qemu-user-static for running it). Sourced by
+# 12 arm64 for rlock, Debian 13's and Debian 12's qemu-user-static for running
+# it). Sourced by
 # ./dev (package --arch arm64, test --arch arm64); needs root and mmdebstrap.
 #
 #   arm64_sysroot  the root the cross build compiles and links against
@@ -11,10 +12,12 @@
 #                  libc6's control files (its symbols file), so that
 #                  dpkg-shlibdeps, which takes the root for libc6's package
 #                  tree, computes the package's Depends from arm64's libc6.
-#   arm64_qemu     Debian 13's qemu-user-static, extracted (only its aarch64
-#                  emulator and binfmt rule kept): Debian 12's qemu 7.2 has no
-#                  PR_SET_CHILD_SUBREAPER (EINVAL) and no execveat (ENOSYS),
-#                  both of which `run`'s guardian relies on; 10.0 has both.
+#   arm64_qemu     Debian 13's qemu-user-static (10.0), extracted (only its
+#                  aarch64 emulator and binfmt rules kept).
+#   arm64_qemu12   Debian 12's (7.2), the same way: what many amd64 runners
+#                  and multi-arch container builds still carry. It emulates
+#                  no execveat (ENOSYS) and refuses PR_SET_CHILD_SUBREAPER
+#                  (EINVAL); docs/run.md says what that leaves of `run`.
 #   arm64_root     a clean Debian 12 arm64 system (mmdebstrap minbase, its
 #                  package scripts run under arm64_qemu through
 #                  tests/arm64/emulated.py), which the package is installed
@@ -103,12 +106,16 @@ arm64_sysroot() {
 }
 
 # arm64_keep_emulator DIR: removes from DIR all but the aarch64 emulator (and
-# the name binfmt_misc starts it by), its binfmt rule and its licence (qemu-user-static holds every machine's: 450 MB).
+# the name binfmt_misc starts it by), its binfmt rules (systemd-binfmt's
+# binfmt.d file, and update-binfmts' where the package has one) and its
+# licence (qemu-user-static holds every machine's: 450 MB).
 arm64_keep_emulator() {
-  local keep=(usr/bin/qemu-aarch64 usr/libexec/qemu-binfmt/aarch64-binfmt-P usr/share/doc/qemu-user/copyright)
-  # (The rule is a link into usr/share/qemu/binfmt.d: its text is kept.)
-  (cd "$1" && mkdir .keep && cp -a --parents "${keep[@]}" .keep/ &&
+  local start=usr/libexec/qemu-binfmt/aarch64-binfmt-P
+  # (The rules may be links into usr/share/qemu: their text is kept.)
+  (cd "$1" && keep=("$(realpath --relative-to=. "$start")" "$start" usr/share/doc/qemu-user*/copyright) &&
+    mkdir .keep && cp -a --parents "${keep[@]}" .keep/ &&
     cp -L --parents usr/lib/binfmt.d/qemu-aarch64.conf .keep/ &&
+    { [ ! -e usr/share/binfmts/qemu-aarch64 ] || cp -L --parents usr/share/binfmts/qemu-aarch64 .keep/; } &&
     find . -mindepth 1 -maxdepth 1 ! -name .keep ! -name .rlock-complete -exec rm -rf {} + &&
     mv .keep/* . && rmdir .keep && "./${keep[0]}" --version)
 }
@@ -116,6 +123,12 @@ arm64_keep_emulator() {
 arm64_qemu() {
   local ARM64_RUN=() ARM64_FINISH=(arm64_keep_emulator)
   arm64_cached qemu trixie amd64 extract qemu-user-static
+}
+
+# (A kind of its own: a new recipe of one kind removes the others of it.)
+arm64_qemu12() {
+  local ARM64_RUN=() ARM64_FINISH=(arm64_keep_emulator)
+  arm64_cached qemu12 bookworm amd64 extract qemu-user-static
 }
 
 arm64_root() {

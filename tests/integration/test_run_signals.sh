@@ -55,8 +55,14 @@ sleep 0.1
 kill -TERM "$BG_PID"
 check "rlock exits" wait_until 5 bg_done "$T"
 check "with a setsid grandchild: exit 5 (got $(bg_rc "$T"))" test "$(bg_rc "$T")" = 5
-check "the TERM-ignoring setsid grandchild is gone after the run" wait_until 1 dead "$gc_pid"
-check "the warning names the leftover sleep and its pid" grep -q "^rlock: warning: .*left sleep (pid $gc_pid)" "$T.err"
+if [ -n "$RLOCK_NO_SUBREAPER" ]; then
+  # Orphaned when CMD exits, it goes to init, out of rlock's sight.
+  echo "not checked without a subreaper: the setsid grandchild left behind is stopped and named"
+  kill -9 "$gc_pid" 2>/dev/null
+else
+  check "the TERM-ignoring setsid grandchild is gone after the run" wait_until 1 dead "$gc_pid"
+  check "the warning names the leftover sleep and its pid" grep -q "^rlock: warning: .*left sleep (pid $gc_pid)" "$T.err"
+fi
 check "the sleep is gone" wait_until 1 dead "$sleep_pid"
 check "F is free" key_gone F
 

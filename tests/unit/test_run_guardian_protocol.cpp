@@ -22,6 +22,7 @@ guardian_state sample_state() {
   state.field[guardian_report] = 7;
   state.field[guardian_go] = 8;
   state.field[guardian_death_signal] = SIGRTMIN + 1;
+  state.field[guardian_image] = 9;
   return state;
 }
 
@@ -37,7 +38,7 @@ TEST_CASE("guardian protocol: RLOCK_GUARDIAN's fields, in their order, encode an
   char out[128];
   auto n = guardian_state_encode(&state, out, sizeof out);
   REQUIRE(n > 0);
-  const std::string expected = "G 4242 1 5 -1 7 8 " + std::to_string(SIGRTMIN + 1);
+  const std::string expected = "G 4242 1 5 -1 7 8 " + std::to_string(SIGRTMIN + 1) + " 9";
   CHECK(std::string(out) == expected);
   CHECK(n == expected.size());
   guardian_state back{};
@@ -60,28 +61,31 @@ TEST_CASE("guardian protocol: RLOCK_GUARDIAN's fields, in their order, encode an
 }
 
 TEST_CASE("guardian protocol: a malformed RLOCK_GUARDIAN is refused, never half read") {
-  CHECK(decodes("G 1 1 5 -1 7 8 10"));
+  CHECK(decodes("G 1 1 5 -1 7 8 10 -1"));
   CHECK_FALSE(decodes(nullptr));
   CHECK_FALSE(decodes(""));
-  CHECK_FALSE(decodes("X 1 1 5 -1 7 8 10"));           // no such role
-  CHECK_FALSE(decodes("G1 1 5 -1 7 8 10"));            // no space after the role
-  CHECK_FALSE(decodes("G 1 1 5 -1 7 8"));              // a field missing (the drift of TTY for GO_FD)
-  CHECK_FALSE(decodes("G 1 1 5 -1 7 8 10 11"));        // one too many
-  CHECK_FALSE(decodes("G 1 1 5 -1 7 8 10 "));          // trailing space
-  CHECK_FALSE(decodes("G 1  1 5 -1 7 8 10"));          // two spaces
-  CHECK_FALSE(decodes("G 1 1 5 x 7 8 10"));            // not a number
-  CHECK_FALSE(decodes("G 1 1 5 - 7 8 10"));            // a sign without digits
-  CHECK_FALSE(decodes("G 12345678901 1 5 -1 7 8 10")); // 11 digits
-  CHECK(decodes("G 1234567890 1 5 -1 7 8 10"));        // 10 are fine
-  CHECK_FALSE(decodes("G 0 1 5 -1 7 8 10"));           // no parent
-  CHECK_FALSE(decodes("G 1 1 -1 -1 7 8 10"));          // no program file
-  CHECK_FALSE(decodes("G 1 1 5 -1 -1 8 10"));          // no report pipe
-  CHECK_FALSE(decodes("G 1 1 5 -1 7 -1 10"));          // no go pipe
-  CHECK_FALSE(decodes("G 1 1 5 -1 7 8 0"));            // no death signal
-  CHECK_FALSE(decodes("G 1 1 5 -1 7 8 65"));           // not a signal
+  CHECK_FALSE(decodes("X 1 1 5 -1 7 8 10 -1"));           // no such role
+  CHECK_FALSE(decodes("G1 1 5 -1 7 8 10 -1"));            // no space after the role
+  CHECK_FALSE(decodes("G 1 1 5 -1 7 8 10"));              // a field missing (an older guardian's state: no IMAGE_FD)
+  CHECK_FALSE(decodes("G 1 1 5 -1 7 8 10 11 -1"));        // one too many
+  CHECK_FALSE(decodes("G 1 1 5 -1 7 8 10 -1 "));          // trailing space
+  CHECK_FALSE(decodes("G 1  1 5 -1 7 8 10 -1"));          // two spaces
+  CHECK_FALSE(decodes("G 1 1 5 x 7 8 10 -1"));            // not a number
+  CHECK_FALSE(decodes("G 1 1 5 - 7 8 10 -1"));            // a sign without digits
+  CHECK_FALSE(decodes("G 12345678901 1 5 -1 7 8 10 -1")); // 11 digits
+  CHECK(decodes("G 1234567890 1 5 -1 7 8 10 -1"));        // 10 are fine
+  CHECK_FALSE(decodes("G 0 1 5 -1 7 8 10 -1"));           // no parent
+  CHECK_FALSE(decodes("G 1 1 -1 -1 7 8 10 -1"));          // no program file
+  CHECK_FALSE(decodes("G 1 1 5 -1 -1 8 10 -1"));          // no report pipe
+  CHECK_FALSE(decodes("G 1 1 5 -1 7 -1 10 -1"));          // no go pipe
+  CHECK_FALSE(decodes("G 1 1 5 -1 7 8 0 -1"));            // no death signal
+  CHECK_FALSE(decodes("G 1 1 5 -1 7 8 65 -1"));           // not a signal
   // The orphaned role alone may say "no go came" (rlock died while it waited).
-  CHECK(decodes("O 1 1 5 6 7 -1 10"));
-  CHECK_FALSE(decodes("O 1 1 5 6 7 -2 10"));
+  CHECK(decodes("O 1 1 5 6 7 -1 10 -1"));
+  CHECK_FALSE(decodes("O 1 1 5 6 7 -2 10 -1"));
+  // The image the guardian was executed from: an fd, or -1 (none open).
+  CHECK(decodes("G 1 1 5 -1 7 8 10 9"));
+  CHECK_FALSE(decodes("G 1 1 5 -1 7 8 10 -2"));
 }
 
 TEST_CASE("guardian protocol: the go message") {

@@ -175,6 +175,17 @@ TEST_CASE("stop plan: the rlock process above the supervisor was killed") {
   CHECK(plan.step(at(1'050), lease(), false, true, true).finished);
   CHECK(plan.exit_status(0) == 128 + SIGKILL);
 
+  // The guardian's loss seen in the same turn as the end of CMD's tree (its
+  // keeper's death killed CMD): nothing to stop, and still said, once.
+  StopPlan late(config());
+  late.orphaned();
+  step = late.step(at(1'000), lease(), false, true, true);
+  CHECK(step.finished);
+  CHECK(step.signal == 0);
+  CHECK(step.why == Why::orphaned);
+  CHECK(late.step(at(1'050), lease(), false, true, true).why == Why::none);
+  CHECK(late.exit_status(0) == 128 + SIGKILL);
+
   auto c = config(OnLost::ignore);
   c.hold_until = at(60'000);
   StopPlan ignore(c);

@@ -351,6 +351,19 @@ TEST_CASE("stopping: the guardian gone before CMD: SIGKILL to the tree, said aft
   CHECK(tree.empty());
   CHECK(stopping.turn(t0, holding(), {true, true, true}, tree).finished);
   CHECK(stopping.plan().exit_status(0) == 128 + SIGKILL);
+
+  // Seen only once CMD's tree was gone too (the keeper's death killed CMD,
+  // reaped here in the same turn): nothing to signal, the same line said.
+  FakeTree gone;
+  Stopping late(config(), k_settings);
+  late.plan().orphaned();
+  turn = late.turn(t0, holding(), {true, true, true}, gone);
+  CHECK(turn.finished);
+  CHECK(gone.take().empty());
+  REQUIRE(turn.said.size() == 1);
+  CHECK(turn.said[0].text.find("rlock's guardian process (rlock-guardian, CMD's parent) ended before CMD") !=
+        std::string::npos);
+  CHECK(late.plan().exit_status(0) == 128 + SIGKILL);
 }
 
 TEST_CASE("stopping: CMD's end seen only after the lease ran out (rlock stopped past it): exit 76, said with "

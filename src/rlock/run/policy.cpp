@@ -55,6 +55,13 @@ StopPlan::Step StopPlan::step(TimePoint now, const LeaseView& lease, bool renewi
       m_lost = true;
       (m_config.on_lost == OnLost::ignore ? step.loss_ignored : step.why) = Why::lapsed;
     }
+    // The guardian lost, and CMD's tree gone before this turn (its keeper's
+    // death killed CMD: a parent-death SIGKILL): nothing left to stop, but
+    // why the run ends is said all the same.
+    if (m_orphaned && !m_orphan_handled && !abandoned && step.why == Why::none) {
+      m_orphan_handled = true;
+      step.why = Why::orphaned;
+    }
     step.finished = true;
     return step;
   }

@@ -217,8 +217,11 @@ void Guarded::Spawn::run() noexcept {
   sigset_t defaults = signals_to_default();
   posix_spawnattr_setsigdefault(&attr, &defaults);
   // An fd given as its own target stays open across the exec (glibc clears
-  // its close-on-exec flag in the child only).
-  for (int fd : {exe, spec, report, go}) {
+  // its close-on-exec flag in the child only). The image too, which the
+  // guardian closes first: an emulator that binfmt_misc starts without its O
+  // flag (qemu-user as Debian 12's update-binfmts registers it) opens the
+  // program by the path exec'd, /proc/self/fd/N, after the exec.
+  for (int fd : {exe, spec, report, go, image}) {
     if (fd >= 0) {
       posix_spawn_file_actions_adddup2(&actions, fd, fd);
     }
@@ -243,8 +246,13 @@ Guarded Guarded::prepare(const std::vector<std::string>& args, const Options& op
   auto spawn = std::make_unique<Spawn>();
   spawn->command = args.front();
   spawn->path = resolve_command(args.front());
-  // CMD's orphans come here if the guardian is killed.
-  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  // CMD's orphans come here if the guardian is killed. Where it is refused
+  // (qemu-user 7.2 emulates no PR_SET_CHILD_SUBREAPER), the guardian's is
+  // too: what CMD's tree orphans goes to init (docs/run.md, under emulation).
+  if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+    log::debug("PR_SET_CHILD_SUBREAPER refused ({}): processes orphaned in CMD's tree are not kept below rlock",
+               std::strerror(errno));
+  }
   Guarded child;
   int report[2];
   int go[2];
@@ -279,6 +287,7 @@ Guarded Guarded::prepare(const std::vector<std::string>& args, const Options& op
   state.field[guardian_report] = spawn->report;
   state.field[guardian_go] = spawn->go;
   state.field[guardian_death_signal] = parent_death_signal();
+  state.field[guardian_image] = spawn->image;
   char value[256];
   if (guardian_state_encode(&state, value, sizeof value) == 0) {
     throw Error(Outcome::failed, "cannot start rlock's guardian: its state does not fit");

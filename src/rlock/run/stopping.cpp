@@ -101,6 +101,9 @@ Stopping::Turn Stopping::turn(TimePoint now, const LeaseState& lease, const Fact
       turn.said.push_back(stop_said(m_unsaid->step, lease, m_unsaid->signalled));
       m_unsaid.reset();
     }
+    if (step.why == StopPlan::Why::orphaned) {
+      turn.said.push_back(stop_said(step, lease, {})); // its tree was gone already
+    }
     if (lapsed == StopPlan::Why::lapsed) {
       turn.said.push_back(
           {step.why == lapsed ? Said::Level::error : Said::Level::warning,
