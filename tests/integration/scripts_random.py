@@ -187,8 +187,8 @@ def main():
         # Documented statuses: 0, 1 (not the owner, another mode, a foreign key),
         # 75 (busy), 76 (run: lost); 70 only with the DAMAGED answer's one line.
         lines = err.strip().splitlines()
-        is_damaged = rc == 70 and len(lines) == 1 and "rlock: " in lines[0] and \
-            f"the key " in lines[0] and all(part in lines[0] for part in DAMAGED)
+        is_damaged = rc == 70 and len(lines) == 1 and lines[0].startswith("rlock: ") and \
+            all(part in lines[0] for part in DAMAGED)
         if any(refusal in err for refusal in REFUSALS):
             print(f"FINDING {what}: exit {rc}: Redis refused midway: {err.strip()[:300]}")
             findings += 1
