@@ -73,6 +73,10 @@
 --         error 'ERR rlock: owner token is empty or reserved'   '' or a token that
 --                 could name a field of the lock's own record ('rlock:...', 'mode'):
 --                 nothing changed
+--         error 'DAMAGED the key KEY is ...'   a fresh acquisition, and the fencing
+--                 counter is another type, or a value INCR cannot raise: nothing
+--                 changed (lib/damaged.lua; a re-entry takes no token and goes on;
+--                 a fair queue or turns key of another type is left alone instead)
 -- @include deadline.lua
 local past_deadline = too_late(ARGV[12])
 if past_deadline then
@@ -96,9 +100,16 @@ if early then
   return early
 end
 
+-- A waiter's turns, when this attempt writes there: left alone when that key
+-- holds another type (lib/damaged.lua): no turn is kept, a release wakes all.
+if turns and (wait_ms > 0 or ARGV[14] == '1') then
+  turns = usable(turns, 'zset')
+  wait_ms = turns and wait_ms or 0
+end
+
 -- Taken: this waiter's turn is over.
 local function took(answer)
-  if turns and ARGV[14] == '1' then
+  if turns and ARGV[14] == '1' and not answer.err then
     taken_turn(turns, owner, ARGV[16], ARGV[15], server_ms())
   end
   return answer
@@ -113,7 +124,13 @@ local kind = redis.call('TYPE', name)['ok']
 
 if kind == 'none' then
   local now_ms = server_ms()
+  queue_or_nothing()
   if queue then
+    -- (live_head tidies the queue: the counter is checked before that write)
+    local damaged = fence_damaged()
+    if damaged then
+      return damaged
+    end
     local head, record = live_head(now_ms)
     if head and head ~= owner then
       return {0, head, -2, 'hash', record and redis.call('HGET', waiters, head) or false}

@@ -62,6 +62,10 @@
 --                                            rlock_waiters record (false: Redisson's)
 --         {0, holder, pttl, 'hash', meta, mode}  a Redisson read-write lock: busy
 --         error 'ERR rlock: owner token is empty or reserved'   nothing changed
+--         error 'DAMAGED the key KEY is ...'   the fencing counter, the queue, its
+--                 give-up times or rlock's waiter records hold another type (or
+--                 the counter a value INCR cannot raise): nothing changed
+--                 (lib/damaged.lua)
 -- @include deadline.lua
 local past_deadline = too_late(ARGV[14])
 if past_deadline then
@@ -78,7 +82,7 @@ local join, window = ARGV[9] == '1', tonumber(ARGV[10])
 -- @include exclusive.lua
 -- @include fair_queue.lua
 
-local early = refused(owner) or resent()
+local early = refused(owner) or resent() or fence_damaged() or queue_damaged()
 if early then
   return early
 end

@@ -21,6 +21,9 @@
 -- Returns {1}   it was queued and has left
 --         {0}   it was not queued (its record, if any, is gone too)
 --         error 'ERR rlock: owner token is empty or reserved'   nothing changed
+--         error 'DAMAGED the key KEY is ...'   the queue, its give-up times or
+--                 rlock's waiter records hold another type: nothing changed
+--                 (lib/damaged.lua)
 -- @include deadline.lua
 local past_deadline = too_late(ARGV[4])
 if past_deadline then
@@ -32,7 +35,7 @@ local owner, window, publish = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 -- @include reserved.lua
 -- @include fair_queue.lua
 
-local refusal = refused(owner)
+local refusal = refused(owner) or queue_damaged()
 if refusal then
   return refusal
 end

@@ -9,7 +9,7 @@
 -- ARGV[1] the token (a positive integer)   ARGV[2] owner token
 -- @deadline ARGV[3]: changes nothing when run after this server time (ms; lib/deadline.lua)
 -- Returns the counter after the call. Never lowers it; a counter that is not a
--- number (forged) is replaced. A record that is not a JSON object is left alone.
+-- number, or a key of another type (forged), is replaced. A record that is not a JSON object is left alone.
 -- @include deadline.lua
 local past_deadline = too_late(ARGV[3])
 if past_deadline then
@@ -20,7 +20,9 @@ local token = tonumber(ARGV[1])
 if not token or token < 1 then
   return redis.error_reply('ERR rlock: fencing token must be a positive integer')
 end
-local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+-- (GET of another type is an error: such a counter is not a number either)
+local stored = redis.pcall('GET', KEYS[1])
+local current = tonumber(type(stored) == 'string' and stored or (stored == false and '0') or nil)
 if not current or current < token then
   redis.call('SET', KEYS[1], ARGV[1])
   current = token

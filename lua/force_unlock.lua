@@ -52,10 +52,11 @@ end
 
 local name, channel, latch = KEYS[1], KEYS[2], KEYS[3]
 local queue, timeouts, waiters = KEYS[4], KEYS[5], KEYS[6]
+-- @include latch.lua
 -- @include fair_queue.lua
 -- @include history.lua
 
-local stored = redis.call('GET', latch)
+local stored = latch_text(latch)
 if stored then
   return {1, stored}
 end

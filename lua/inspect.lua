@@ -83,10 +83,13 @@ for i, name in ipairs(KEYS) do
 
   local waiting = {}
   if redis.call('TYPE', queue)['ok'] == 'list' then
+    -- (give-up times or records of another type: none to show)
+    local scored = redis.call('TYPE', timeouts)['ok'] == 'zset'
+    local recorded = redis.call('TYPE', waiters)['ok'] == 'hash'
     for _, owner in ipairs(redis.call('LRANGE', queue, 0, max_items - 1)) do
-      local score = redis.call('ZSCORE', timeouts, owner)
+      local score = scored and redis.call('ZSCORE', timeouts, owner)
       local info = ''
-      if redis.call('TYPE', waiters)['ok'] == 'hash' then
+      if recorded then
         info = record(waiters, owner)
       end
       waiting[#waiting + 1] = owner

@@ -62,6 +62,9 @@
 --         error 'ERR rlock: owner token is empty or reserved'   '' or a token that
 --                 could name a field of a lock's own record ('rlock:...', 'mode'):
 --                 nothing changed
+--         error 'DAMAGED the key KEY is ...'   the fencing counter, the permits'
+--                 leases or their records hold another type (or the counter a
+--                 value INCR cannot raise): nothing changed (lib/damaged.lua)
 -- @include deadline.lua
 local past_deadline = too_late(ARGV[13])
 if past_deadline then
@@ -78,7 +81,7 @@ local non_expiring = 922337203685477 -- Redisson's lease end of a permit taken w
 -- @include clock.lua
 -- @include permits.lua
 
-local early = refused(owner) or resent()
+local early = refused(owner) or resent() or fence_damaged()
 if early then
   return early
 end
@@ -93,6 +96,13 @@ if kind == 'hash' then
 end
 if kind ~= 'none' and free == nil then
   return {0, '', redis.call('PTTL', name), kind, false}
+end
+
+-- A semaphore's permits and records: of their types before anything is
+-- written (without the semaphore they are void, and deleted below).
+local damaged = free ~= nil and permits_damaged()
+if damaged then
+  return damaged
 end
 
 local now_ms = server_ms()
@@ -117,7 +127,7 @@ free = give_back_expired(free, now_ms)
 -- record is data: only its fence (checked so) and count (levels) are used.
 local function held_fence(record)
   local fence = record and record.fence
-  local counter = tonumber(redis.call('GET', fence_key))
+  local counter = fence_now -- (read by fence_damaged; 0: none)
   if type(fence) == 'number' and counter and fence >= 1 and fence <= counter and fence == math.floor(fence) then
     return fence, record
   end
@@ -126,8 +136,10 @@ end
 
 -- The records live as long as the longest lease they describe, never longer.
 local function keep_records(lease_left)
+  -- (a lease end is a score anyone can write: whole ms, at most 365 days)
+  lease_left = math.min(math.floor(lease_left), 31536000000)
   if redis.call('PTTL', records) < lease_left then
-    redis.call('PEXPIRE', records, lease_left)
+    redis.call('PEXPIRE', records, string.format('%.0f', math.max(lease_left, 1)))
   end
 end
 -- `owner`'s record: a fresh one, for a permit whose lease ends `lease_left` from now.

@@ -39,6 +39,8 @@
 --         error 'ERR rlock: owner token is empty or reserved'   '' or a token that
 --                 could name a field of a lock's own record ('rlock:...', 'mode'):
 --                 nothing changed
+--         error 'DAMAGED the key KEY is ...'   the permits' leases or their
+--                 records hold another type: nothing changed (lib/damaged.lua)
 -- @include deadline.lua
 local past_deadline = too_late(ARGV[5])
 if past_deadline then
@@ -55,8 +57,8 @@ local owner, all, publish, latch_ms = ARGV[1], ARGV[2] == '1', ARGV[3], ARGV[4]
 
 local kind, free = semaphore()
 -- KEYS[6] absent: the last key may be the history's (lib/history.lua).
-local early = refused(owner) or latched(latch, 2) or unapplied(KEYS[6] ~= log_key and KEYS[6] or nil) or
-                  other_layout(kind, free)
+local early = refused(owner) or latched(latch, 2) or permits_damaged() or
+                  unapplied(KEYS[6] ~= log_key and KEYS[6] or nil) or other_layout(kind, free)
 if early then
   return early
 end

@@ -31,6 +31,8 @@
 --         error 'ERR rlock: owner token is empty or reserved'   '' or a token that
 --                 could name a field of a lock's own record ('rlock:...', 'mode'):
 --                 nothing changed
+--         error 'DAMAGED the key KEY is ...'   the permits' leases or their
+--                 records hold another type: nothing changed (lib/damaged.lua)
 -- @include deadline.lua
 local past_deadline = too_late(ARGV[4])
 if past_deadline then
@@ -45,7 +47,7 @@ local owner, lease, publish = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 -- @include history.lua
 
 local kind, free = semaphore()
-local early = refused(owner) or other_layout(kind, free)
+local early = refused(owner) or other_layout(kind, free) or permits_damaged()
 if early then
   return early
 end

@@ -68,6 +68,9 @@
 --                 nothing changed
 --         error 'ERR rlock: owner token is empty or reserved: a reader's token cannot
 --                 end in ':write' ...'   it would name a writer's field: nothing changed
+--         error 'DAMAGED the key KEY is ...'   the fencing counter is another type,
+--                 or a value INCR cannot raise: nothing changed (lib/damaged.lua;
+--                 writers' intents of another type are left alone instead)
 -- @include deadline.lua
 local past_deadline = too_late(ARGV[15])
 if past_deadline then
@@ -85,10 +88,13 @@ local writer_meta = 'rlock:meta'
 -- @include clock.lua
 -- @include record.lua
 
-local early = refused_side() or resent()
+local early = refused_side() or resent() or fence_damaged()
 if early then
   return early
 end
+-- Writers' intents of another type are left alone (lib/damaged.lua): no
+-- writer preference then, and no intent recorded.
+intents = usable(intents, 'zset')
 
 local field = side == 'write' and owner .. ':write' or owner
 local meta_field = side == 'write' and writer_meta or 'rlock:meta:' .. owner
@@ -100,7 +106,7 @@ local now_ms = server_ms()
 -- the counter: later readers move it); else the counter (a hold rlock did not
 -- record, e.g. Redisson's), 0 when missing.
 local function hold_fence()
-  local counter = tonumber(redis.call('GET', fence_key)) or 0
+  local counter = fence_now or 0 -- (read by fence_damaged)
   local meta = decode_record(redis.call('HGET', name, meta_field))
   local fence = meta and meta.fence
   if type(fence) == 'number' and fence >= 1 and fence <= counter and fence == math.floor(fence) then
@@ -158,6 +164,9 @@ end
 
 -- The earliest live writer intent {owner, lapses_at_ms}, after dropping lapsed ones.
 local function live_intent()
+  if not intents then
+    return nil
+  end
   redis.call('ZREMRANGEBYSCORE', intents, '-inf', now_ms)
   local first = redis.call('ZRANGE', intents, 0, 0, 'WITHSCORES')
   if #first == 0 then
@@ -169,7 +178,7 @@ end
 -- A writer that will wait records (or renews) its intent; the key lives as
 -- long as its newest intent.
 local function busy_writer(mode)
-  if join then
+  if join and intents then
     redis.call('ZADD', intents, now_ms + intent_ms, owner)
     redis.call('PEXPIRE', intents, intent_ms)
   end
@@ -178,7 +187,7 @@ end
 
 local kind = redis.call('TYPE', name)['ok']
 if kind ~= 'none' and kind ~= 'hash' then
-  if side == 'write' and join then
+  if side == 'write' and join and intents then
     redis.call('ZADD', intents, now_ms + intent_ms, owner)
     redis.call('PEXPIRE', intents, intent_ms)
   end
@@ -235,7 +244,9 @@ if side == 'write' then
     local fence = new_fence(now_ms)
     redis.call('HSET', name, 'mode', 'write', field, 1, writer_meta, holder_record(5, now_ms, lease, fence))
     redis.call('PEXPIRE', name, lease)
-    redis.call('ZREM', intents, owner)
+    if intents then
+      redis.call('ZREM', intents, owner)
+    end
     return applied(1, 1, fence, lease)
   end
   if mode == 'write' and redis.call('HEXISTS', name, field) == 1 then
@@ -246,7 +257,9 @@ if side == 'write' then
       redis.call('PEXPIRE', name, lease)
       current = lease
     end
-    redis.call('ZREM', intents, owner)
+    if intents then
+      redis.call('ZREM', intents, owner)
+    end
     return applied(2, count, hold_fence(), current)
   end
   -- Readers (mode 'read'), or another writer: no upgrade from read to write.

@@ -15,7 +15,7 @@
 -- @deadline ARGV[3]: changes nothing when run after this server time (ms; lib/deadline.lua)
 --
 -- Returns {1}   it was queued and has left
---         {0}   it was not queued
+--         {0}   it was not queued (also when KEYS[3] holds another type: left alone)
 -- @include deadline.lua
 local past_deadline = too_late(ARGV[3])
 if past_deadline then
@@ -25,7 +25,12 @@ end
 local name, channel, turns = KEYS[1], KEYS[2], KEYS[3]
 local owner, publish = ARGV[1], ARGV[2]
 -- @include turns.lua
+-- @include damaged.lua
 
+-- A turns key of another type holds no waiter: left alone (lib/damaged.lua).
+if not usable(turns, 'zset') then
+  return {0}
+end
 local left = redis.call('ZREM', turns, owner)
 if redis.call('EXISTS', turns) == 1 then
   -- Best effort: a message the user may not send (ACL) does not undo the leave.

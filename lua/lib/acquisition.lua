@@ -5,6 +5,23 @@
 -- and fence_key (the fencing counter, redisson_lock_token:{NAME}).
 -- @include latch.lua
 -- @include history.lua
+-- @include damaged.lua
+
+-- The fencing counter's value when the acquisition checked it (fence_damaged),
+-- and after a fresh token (new_fence): its reads of the counter use it.
+local fence_now = nil
+
+-- Checked before the acquisition's first write, where it writes anything before
+-- its token (a fair queue, a semaphore, a read-write hash): nil when the fencing
+-- counter can give a fresh token (absent, or a whole number from 0 to 2^53 - 2);
+-- else the DAMAGED answer (lib/damaged.lua), nothing changed. A counter that is
+-- another type, text or at its largest value is never replaced: tokens must not
+-- go back.
+local function fence_damaged()
+  local value, reply = fence_counter(fence_key)
+  fence_now = value
+  return reply
+end
 
 -- A resend's answer, when the token was given (ARGV[3] = '0'): the one the first
 -- send left in the latch, and a fifth element 1: an earlier send applied it, so
@@ -52,11 +69,28 @@ end
 -- before (unless more than one acquisition a millisecond was sustained). An
 -- existing counter (also Redisson's RFencedLock's) just counts on. (INCR
 -- first: a counter that was missing answers 1, and is then set to now_ms.)
+-- A counter INCR refuses, or one that counts to no token (negative, beyond
+-- 2^53 - 1, lib/damaged.lua's counter_value: counted back at once): nil and
+-- the DAMAGED answer, nothing changed. It is a plain acquisition's first
+-- write, so its usual path needs no check before it; scripts that write
+-- before their token call fence_damaged first.
 local function new_fence(now_ms)
-  local fence = redis.call('INCR', fence_key)
+  local fence = redis.pcall('INCR', fence_key)
+  if type(fence) == 'number' and (fence < 1 or fence > 9007199254740991) then
+    -- Counted from a value no token can come from (negative, 2^53 - 1 or
+    -- more: not exact in Lua's numbers): counted back, as it was.
+    redis.call('INCRBY', fence_key, -1) -- (not DECR: the ACL line of docs/security.md has INCRBY)
+    fence = {}
+  end
+  if type(fence) == 'table' then
+    -- Refused (another type, not a whole number, 2^63 - 1): INCR changed nothing.
+    local _, reply = fence_counter(fence_key)
+    return nil, reply or damaged_reply(fence_key, 'refused by INCR', 'a fencing counter')
+  end
   if fence == 1 then
     redis.call('SET', fence_key, now_ms)
-    return now_ms
+    fence = now_ms
   end
-  return fence
+  fence_now = fence
+  return fence, nil
 end

@@ -9,20 +9,26 @@
 
 -- The fencing token of the current hold: the counter cannot move while the
 -- lock is held (only a fresh acquisition takes a token), 0 when missing. The
--- record's 'fence' is never believed.
+-- record's 'fence' is never believed. (Read once, by fence_damaged.)
 local function current_fence()
-  return tonumber(redis.call('GET', fence_key)) or 0
+  return fence_now or counter_value(latch_text(fence_key)) or 0 -- (damaged: none)
 end
 
 -- Takes the free lock for the owner: a fresh fencing token, its field (one
 -- level), its record (ARGV[5] .. ARGV[8]: host, pid, command, version) and the
 -- lease; in the history, first the endings of holds that went unseen
 -- (expired), then 'acquired'; `turns`: the hold's release names the plain
--- waiters' turns (the record says so). Returns the answer {1, 1, fence, lease}.
+-- waiters' turns (the record says so). Returns the answer {1, 1, fence, lease},
+-- or the DAMAGED answer when the counter cannot give a token (nothing written).
 local function take(now_ms, turns)
+  -- The token first: a counter INCR refuses ends it here, with nothing written
+  -- (the DAMAGED answer, lib/damaged.lua).
+  local fence, damaged = new_fence(now_ms)
+  if not fence then
+    return damaged
+  end
   -- The previous holds, if the history has them open, ended unseen (lib/history.lua).
   log_gone_holds(now_ms)
-  local fence = new_fence(now_ms)
   redis.call('HSET', name, owner, 1, 'rlock:meta', holder_record(5, now_ms, lease, fence, nil, turns))
   redis.call('PEXPIRE', name, lease)
   return applied(1, 1, fence, lease)

@@ -6,6 +6,33 @@
 -- @include clock.lua
 -- @include record.lua
 -- @include turns.lua
+-- @include damaged.lua
+
+-- The queue as a plain lock's acquisition, release or force-unlock may use it:
+-- a list or give-up times of another type (lib/damaged.lua) leave the queue
+-- alone (queue nil: not looked at), a waiters' hash of another type leaves
+-- that alone (every waiter's score is taken as it is). No queue, nothing to
+-- check: the others are read only for its entries. The fair scripts refuse
+-- such keys instead (they must queue their waiter).
+local function queue_or_nothing()
+  local kind = queue and redis.call('TYPE', queue)['ok']
+  if not kind or kind == 'none' then
+    return
+  end
+  if kind ~= 'list' or not usable(timeouts, 'zset') then
+    queue = nil
+    return
+  end
+  waiters = usable(waiters, 'hash')
+end
+
+-- The fair scripts' own check, before their first write: the DAMAGED answer
+-- when the queue, its give-up times or rlock's waiter records hold another
+-- type; nil when they fit.
+local function queue_damaged()
+  return unfit({{queue, 'list', 'a fair queue (a list)'}, {timeouts, 'zset', "a fair queue's give-up times (a sorted set)"},
+                {waiters, 'hash', "rlock's fair waiters (a hash)"}})
+end
 
 -- The rlock_waiters record of a queue entry (a table with a numeric until_ms), or
 -- nil for a Redisson waiter (or a record that cannot be read).
@@ -14,7 +41,8 @@ local function waiter_record(entry)
     return nil
   end
   local record = decode_record(redis.call('HGET', waiters, entry))
-  if record and type(record.until_ms) == 'number' then
+  -- (a time the scripts can write back: not NaN, nor beyond the year 5000)
+  if record and type(record.until_ms) == 'number' and record.until_ms >= 0 and record.until_ms < 1e14 then
     return record
   end
   return nil
@@ -131,7 +159,8 @@ local function expire_queue(now_ms)
     end
     return
   end
-  local ttl = string.format('%.0f', latest - now_ms + 2000)
+  -- (a score is data: at most 30 days, as for Redisson's entries)
+  local ttl = string.format('%.0f', math.min(latest - now_ms + 2000, 2592000000))
   redis.call('PEXPIRE', queue, ttl)
   redis.call('PEXPIRE', timeouts, ttl)
 end
@@ -178,6 +207,10 @@ local function wake(publish, channel, turns)
     redis.call(publish, channel, '0')
     return channel
   end
+  -- Keys of another type are left alone (lib/damaged.lua): checked here, once
+  -- one of them exists, so the usual release pays nothing for it.
+  queue_or_nothing()
+  turns = usable(turns, 'zset')
   local now_ms = server_ms()
   local head, stale, record = nil, 0, nil
   if queue then

@@ -6,6 +6,15 @@
 -- @include holders.lua
 -- @include record.lua
 -- @include history.lua
+-- @include damaged.lua
+
+-- Before a permit script's first write: the DAMAGED answer (lib/damaged.lua)
+-- when the permits' leases or rlock's records of them hold another type; nil
+-- when they fit.
+local function permits_damaged()
+  return unfit({{timeouts, 'zset', "a semaphore's permits (a sorted set)"},
+                {records, 'hash', "rlock's permit records (a hash)"}})
+end
 
 -- What NAME is: its type, and its free permits when it is a semaphore (a string
 -- holding an integer); nil for 'none', a lock hash or a foreign key.

@@ -3,6 +3,7 @@
 # --json), acquire (busy message and --json), release, renew and force-unlock all work,
 # showing "holder unknown" or the part of the record that can be read. Nothing in the
 # record is believed: renew clamps its ttl_ms, a re-entry reports the fencing counter.
+# And companion keys of another type (issue 44): refused with nothing changed, or left alone.
 . "$(dirname "$0")/lib.sh"
 start_redis
 
@@ -136,5 +137,128 @@ r acquire --write ODDMODE --owner writer-1
 expect_rc 75 "--write on it: busy"
 check "... and the hash is as it was ($(rcli HGETALL ODDMODE | tr '\n' ' '))" \
   test "$(rcli HGETALL ODDMODE | tr '\n' ' ')" = "$before"
+
+
+# Issue 44: a lock's companion keys of another type, or a fencing counter INCR
+# cannot raise (test_core_scripts_random's open finding). Before lua/lib/damaged.lua
+# the scripts stopped midway on Redis's own refusal (exit 70, WRONGTYPE / not an
+# integer / overflow), keeping what they had written. Now: a key a request cannot do
+# without makes it answer DAMAGED (exit 70, one line naming the key, nothing
+# changed); a key that only orders waiters is left alone and the request goes on.
+# every_key NAME: each of NAME's keys (NAME and those with {NAME} in them), its
+# type, content and whether it expires, one line each, sorted.
+every_key() {
+  local key
+  { echo "$1"; rcli --scan --pattern "*{$1}*"; } | sort -u | while IFS= read -r key; do
+    [ "$(rcli EXISTS "$key")" = 1 ] || continue
+    printf '%s %s %s %s\n' "$key" "$(rcli TYPE "$key")" "$(rcli DUMP "$key" | od -An -tx1 | tr -d ' \n')" \
+      "$(if [ "$(rcli PTTL "$key")" -gt 0 ]; then echo expires; else echo kept; fi)"
+  done
+}
+# damaged KEY: the last r answered DAMAGED for KEY: exit 70, one line naming it.
+damaged() {
+  [ "$RC" = 70 ] && one_err_line && [[ $ERR == *"the key $1 is "*": nothing changed (delete that key"* ]] &&
+    [[ $ERR != *WRONGTYPE* && $ERR != *"not an integer"* && $ERR != *overflow* ]]
+}
+
+# The fencing counter at 2^63-1 (INCR's overflow), 2^53-1 (its token would not be
+# exact in Lua's numbers), negative, text, a fraction, a hash: a fresh acquisition
+# of each mode refuses, nothing is written (no history either).
+for value in 9223372036854775807 9007199254740991 -5 abc 1.5 ' 3' 007 HASH; do
+  for mode in "" --fair --shared --write "--limit 2"; do
+    N=F$RANDOM; label="counter '$value', acquire $mode"
+    if [ "$value" = HASH ]; then rcli HSET "redisson_lock_token:{$N}" a 1 >/dev/null
+    else rcli SET "redisson_lock_token:{$N}" "$value" >/dev/null; fi
+    before=$(every_key "$N")
+    # shellcheck disable=SC2086
+    r acquire "$N" $mode
+    check "$label: DAMAGED, names the counter ($ERR)" damaged "redisson_lock_token:{$N}"
+    check "$label: nothing written" test "$(every_key "$N")" = "$before"
+  done
+done
+# The highest counter that gives an exact token is fine (it used to give the
+# token -2^63 from 2^63-2: Lua's numbers are doubles), and so is 0.
+rcli SET "redisson_lock_token:{FMAX}" 9007199254740990 >/dev/null
+r acquire FMAX --json
+expect_rc 0 "counter 2^53-2: acquired"
+check "... with the token 2^53-1" test "$(jget "$OUT" fence)" = 9007199254740991
+rcli SET "redisson_lock_token:{FBIG}" 9223372036854775806 >/dev/null
+r acquire FBIG --json
+check "counter 2^63-2: DAMAGED, not the token -2^63 ($ERR)" damaged "redisson_lock_token:{FBIG}"
+check "... the counter as it was" test "$(rcli GET "redisson_lock_token:{FBIG}")" = 9223372036854775806
+rcli SET "redisson_lock_token:{FZERO}" 0 >/dev/null
+r acquire FZERO
+expect_rc 0 "counter 0: acquired"
+# A re-entry takes no token: it goes on (its fence then 0: the counter cannot be read).
+r acquire FRE --owner re1
+rcli SET "redisson_lock_token:{FRE}" abc >/dev/null
+r acquire FRE --owner re1 --json
+expect_rc 0 "counter 'abc': a re-entry goes on"
+check "... its fence 0 (none readable)" test "$(jget "$OUT" fence)" = 0
+
+# A read-write lock's leftover hash with no owner: a reader's acquisition with
+# a counter of another type used to clear it, then fail (seed 1 case 16's kind).
+rcli HSET RWLEFT mode read rlock:meta:gone '{}' >/dev/null
+rcli HSET "redisson_lock_token:{RWLEFT}" x 1 >/dev/null
+before=$(every_key RWLEFT)
+r acquire -s RWLEFT --owner reader-1
+check "owner-less read-write hash, counter a hash: DAMAGED ($ERR)" damaged "redisson_lock_token:{RWLEFT}"
+check "... and the hash is still there, as it was" test "$(every_key RWLEFT)" = "$before"
+
+# A permit's records of another type: the acquisition used to take the permit,
+# count it and take a token, then fail on the record.
+r acquire PREC --limit 2 --owner p1
+expect_rc 0 "a semaphore of 2"
+rcli DEL "rlock_permits:{PREC}" >/dev/null
+rcli SET "rlock_permits:{PREC}" junk >/dev/null
+before=$(every_key PREC)
+r acquire PREC --limit 2 --owner p2
+check "permit records a string: DAMAGED ($ERR)" damaged "rlock_permits:{PREC}"
+check "... no permit taken, nothing counted" test "$(every_key PREC)" = "$before"
+r release PREC --limit 2 --owner p1
+check "... and p1's release says so too, changing nothing" damaged "rlock_permits:{PREC}"
+check "... nothing changed" test "$(every_key PREC)" = "$before"
+
+# A fair waiter whose queue keys hold other types: DAMAGED, nothing written.
+for key in "redisson_lock_queue:{FQ}" "redisson_lock_timeout:{FQ}" "rlock_waiters:{FQ}"; do
+  rcli DEL "$key" >/dev/null
+  rcli SET "$key" junk >/dev/null
+  r acquire FQ --fair --owner f1 -w 1s
+  check "--fair with $key a string: DAMAGED ($ERR)" damaged "$key"
+  check "... nothing written" test "$(every_key FQ)" = "$(printf '%s string %s kept' "$key" "$(rcli DUMP "$key" | od -An -tx1 | tr -d ' \n')")"
+  rcli DEL "$key" >/dev/null
+done
+
+# Keys that only order waiters are left alone: the queue as a plain lock sees
+# it, the plain waiters' turns, the writers' intents. Release, force-unlock,
+# a waiter and a writer go on as if they were absent.
+for key in "redisson_lock_queue:{WQ}" "redisson_lock_timeout:{WQ}" "rlock_turns:{WQ}"; do
+  r acquire WQ --owner h1
+  expect_rc 0 "held by h1"
+  rcli SET "$key" junk >/dev/null
+  [[ $key == redisson_lock_timeout* ]] && rcli RPUSH "redisson_lock_queue:{WQ}" someone >/dev/null
+  r acquire WQ --owner w1 -w 300ms
+  expect_rc 75 "$key a string: a waiter waits and gives up as usual"
+  r release WQ --owner h1
+  expect_rc 0 "$key a string: the owner's release frees the lock"
+  check "... it is free" key_gone WQ
+  check "... and $key is as it was" test "$(rcli GET "$key")" = junk
+  r acquire WQ --owner h2
+  r force-unlock WQ
+  expect_rc 0 "$key a string: force-unlock removes the lock"
+  check "... it is free" key_gone WQ
+  check "... and $key is as it was" test "$(rcli GET "$key")" = junk
+  rcli DEL "$key" "redisson_lock_queue:{WQ}" >/dev/null
+done
+rcli SET "rlock_write_intent:{WI}" junk >/dev/null
+r acquire WI -s --owner rd1
+expect_rc 0 "writers' intents a string: a reader takes the read lock"
+r acquire WI --write --owner wr1 -w 300ms
+expect_rc 75 "... a writer waits for it and gives up, as usual"
+check "... the intents key is as it was" test "$(rcli GET "rlock_write_intent:{WI}")" = junk
+r release WI -s --owner rd1
+expect_rc 0 "... the reader releases"
+r acquire WI --write --owner wr1
+expect_rc 0 "... and the writer takes it"
 
 finish

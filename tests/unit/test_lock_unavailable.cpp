@@ -19,14 +19,14 @@ TEST_CASE("acquisition_unavailable: what could not reach Redis, and nothing else
   }
   for (auto kind :
        {RedisErrorKind::protocol, RedisErrorKind::auth, RedisErrorKind::noscript, RedisErrorKind::moved,
-        RedisErrorKind::ask, RedisErrorKind::oom, RedisErrorKind::server}) {
+        RedisErrorKind::ask, RedisErrorKind::oom, RedisErrorKind::damaged, RedisErrorKind::server}) {
     CAPTURE(static_cast<int>(kind));
     CHECK_FALSE(acquisition_unavailable(kind));
   }
 }
 
 TEST_CASE("acquisition_unavailable agrees with the documented exit code 69 for every kind") {
-  for (int k = 0; k <= static_cast<int>(RedisErrorKind::server); ++k) {
+  for (int k = 0; k <= static_cast<int>(RedisErrorKind::damaged); ++k) {
     auto kind = static_cast<RedisErrorKind>(k);
     CAPTURE(k);
     CHECK(acquisition_unavailable(kind) == (rlock::outcome_for(kind) == rlock::Outcome::unavailable));

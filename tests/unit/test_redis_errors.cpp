@@ -49,6 +49,23 @@ TEST_CASE("reply errors become typed errors with the contract's exit codes") {
   }
 }
 
+// Issue 44: a script that finds one of the lock's keys of a type (or value)
+// it cannot use answers DAMAGED, having changed nothing (lua/lib/damaged.lua).
+TEST_CASE("a DAMAGED answer is its own kind, exits 70, and its line says which key and what to do") {
+  auto error = rlock::error_from_reply(
+      "DAMAGED the key redisson_lock_token:{a} is a hash, not a fencing counter: nothing changed "
+      "(delete that key to use the lock again)");
+  CHECK(error.kind() == RedisErrorKind::damaged);
+  CHECK_FALSE(rlock::unavailable_kind(error.kind()));
+  CHECK(rlock::cli::exit_code(error, 75) == static_cast<int>(ExitCode::software));
+  CHECK(std::string(error.what()) ==
+        "the key redisson_lock_token:{a} is a hash, not a fencing counter: nothing changed "
+        "(delete that key to use the lock again)");
+  // Only the word: a Lua error that happens to mention it is no such answer.
+  CHECK(rlock::error_from_reply("ERR DAMAGED goods").kind() == RedisErrorKind::server);
+  CHECK(rlock::error_from_reply("DAMAGEDX y").kind() == RedisErrorKind::server);
+}
+
 TEST_CASE("a missing password says so and how to give one, whatever Redis's wording") {
   for (const char* reply : {"NOAUTH Authentication required.",
                             // Redis 7, to a command of more than 10 arguments before AUTH

@@ -29,6 +29,7 @@ bool unavailable_kind(RedisErrorKind kind) {
   case RedisErrorKind::moved:
   case RedisErrorKind::ask:
   case RedisErrorKind::oom:
+  case RedisErrorKind::damaged:
   case RedisErrorKind::server:
     return false;
   }
@@ -61,6 +62,7 @@ RedisErrorKind classify(std::string_view text) {
       {"LOADING", RedisErrorKind::loading},   {"OOM", RedisErrorKind::oom},
       {"TRYAGAIN", RedisErrorKind::tryagain}, {"CLUSTERDOWN", RedisErrorKind::tryagain},
       {"MASTERDOWN", RedisErrorKind::tryagain}, {"LATE", RedisErrorKind::late},
+      {"DAMAGED", RedisErrorKind::damaged},
   };
   for (const auto& prefix : k_prefixes) {
     if (starts_with_word(text, prefix.word)) {
@@ -104,6 +106,11 @@ std::string message_for(std::string_view text) {
       text.find("Protocol error: unauthenticated") != std::string_view::npos) {
     return "NOAUTH: the server requires a password; give one with --password-file, RLOCK_PASSWORD "
            "or the URL (redis://:PASSWORD@HOST)";
+  }
+  // A script's DAMAGED answer says itself what is wrong and what to do
+  // ("the key K is a hash, not ...: nothing changed (...)"): the word is the kind's.
+  if (starts_with_word(text, "DAMAGED") && text.size() > 8) {
+    return std::string(text.substr(8));
   }
   return std::string(text);
 }

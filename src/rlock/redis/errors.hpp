@@ -33,6 +33,7 @@ enum class RedisErrorKind {
   oom,      // OOM: maxmemory reached
   late,     // LATE: the script ran after the deadline it carried and changed nothing (issue 34)
   server,   // any other error reply
+  damaged,  // DAMAGED: a lock's key holds a type or value the script cannot use; nothing changed (lua/lib/damaged.lua)
 };
 
 class RedisError : public Error {
