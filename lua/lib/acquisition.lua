@@ -69,14 +69,25 @@ end
 -- before (unless more than one acquisition a millisecond was sustained). An
 -- existing counter (also Redisson's RFencedLock's) just counts on. (INCR
 -- first: a counter that was missing answers 1, and is then set to now_ms.)
--- A counter INCR refuses, or one that counts to no token (negative, beyond
--- 2^53 - 1, lib/damaged.lua's counter_value: counted back at once): nil and
--- the DAMAGED answer, nothing changed. It is a plain acquisition's first
+-- A counter INCR refuses for its type or value, or one that counts to no
+-- token (negative, beyond 2^53 - 1, lib/damaged.lua's counter_value: counted
+-- back at once): nil and the DAMAGED answer, nothing changed. A write the
+-- server refuses whatever the key holds (OOM at maxmemory, an ACL, a
+-- replica): nil and that error as it is (the soak's evict fault once had an
+-- OOM called a damaged counter, with the advice to delete it). It is a plain acquisition's first
 -- write, so its usual path needs no check before it; scripts that write
 -- before their token call fence_damaged first.
 local function new_fence(now_ms)
   local fence = redis.pcall('INCR', fence_key)
-  if type(fence) == 'number' and (fence < 1 or fence > 9007199254740991) then
+  if type(fence) == 'table' then
+    local why = fence.err or ''
+    if not (string.find(why, 'WRONGTYPE', 1, true) or string.find(why, 'not an integer', 1, true) or
+            string.find(why, 'overflow', 1, true)) then
+      -- The server refused the write itself (OOM at maxmemory, an ACL, a
+      -- replica): said as it is, not as the counter's fault (nothing changed).
+      return nil, fence
+    end
+  elseif fence < 1 or fence > 9007199254740991 then
     -- Counted from a value no token can come from (negative, 2^53 - 1 or
     -- more: not exact in Lua's numbers): counted back, as it was.
     redis.call('INCRBY', fence_key, -1) -- (not DECR: the ACL line of docs/security.md has INCRBY)

@@ -261,4 +261,21 @@ expect_rc 0 "... the reader releases"
 r acquire WI --write --owner wr1
 expect_rc 0 "... and the writer takes it"
 
+# ---- a server that refuses every write (maxmemory reached, noeviction): the
+# acquisition says the server's OOM as it is, not that the fencing counter is
+# damaged (the soak's evict fault had one such acquisition told to delete a
+# sound counter)
+rcli SET "redisson_lock_token:{OOM}" 41 >/dev/null
+used=$(rcli INFO memory | tr -d '\r' | sed -n 's/^used_memory://p')
+rcli CONFIG SET maxmemory-policy noeviction >/dev/null
+rcli CONFIG SET maxmemory "$(( used / 2 ))" >/dev/null
+r acquire OOM --owner o1
+rcli CONFIG SET maxmemory 0 >/dev/null
+check "at maxmemory: exit 70, one line with the server's OOM ($ERR)" \
+  eval '[ "$RC" = 70 ] && one_err_line && [[ $ERR == *OOM* ]] && [[ $ERR != *DAMAGED* && $ERR != *"delete that key"* ]]'
+check "... the counter and the lock are as they were" \
+  eval '[ "$(rcli GET "redisson_lock_token:{OOM}")" = 41 ] && [ "$(rcli EXISTS OOM)" = 0 ]'
+r acquire OOM --owner o1
+expect_rc 0 "... once memory is free again, the lock is taken"
+
 finish
