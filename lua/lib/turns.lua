@@ -43,6 +43,12 @@
 -- wakes a handful of processes, not every waiter.
 local turn_head = 4
 
+-- The first `n` live waiters of the set `key` (their give-up time after
+-- now_ms), the one that gives up first first.
+local function first_live(key, now_ms, n)
+  return redis.call('ZRANGEBYSCORE', key, '(' .. string.format('%.0f', now_ms), '+inf', 'LIMIT', 0, n)
+end
+
 -- A waiter's attempt found the lock held: `owner`, who waits `wait_ms` more
 -- from now_ms, is in the set `key` (an entry it has keeps its time). Returns
 -- 1 when it is at the head (among the first turn_head live waiters to give
@@ -55,7 +61,7 @@ local function wait_turn(key, owner, now_ms, wait_ms)
   if ttl < keep then -- (-1 no expiry, -2 gone: set it)
     redis.call('PEXPIRE', key, string.format('%.0f', keep))
   end
-  local head = redis.call('ZRANGEBYSCORE', key, '(' .. string.format('%.0f', now_ms), '+inf', 'LIMIT', 0, turn_head)
+  local head = first_live(key, now_ms, turn_head)
   for i = 1, #head do
     if head[i] == owner then
       return 1
@@ -97,7 +103,7 @@ local function tell_head(key, publish, channel, now_ms, message)
   if not publish or publish == '' or not channel then
     return
   end
-  local live = redis.call('ZRANGEBYSCORE', key, '(' .. string.format('%.0f', now_ms), '+inf', 'LIMIT', 0, 2 * turn_head)
+  local live = first_live(key, now_ms, 2 * turn_head)
   local told = 0
   for i = 1, #live do
     if told >= turn_head then
@@ -137,7 +143,7 @@ local function wake_plain(key, publish, channel, now_ms)
   local named = nil
   local tried, live = {}, {}
   if key then
-    live = redis.call('ZRANGEBYSCORE', key, '(' .. string.format('%.0f', now_ms), '+inf', 'LIMIT', 0, 4)
+    live = first_live(key, now_ms, 4)
   end
   local sent = publish -- what reached the named waiter
   for i = 1, math.min(#live, 3) do
