@@ -8,7 +8,11 @@ SRC=${RLOCK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 # --- the assembled scripts ($RLOCK_LUA, next to the binary): one per lua/*.lua
 # (none for lua/lib/*.lua), each its source with every `-- @include NAME.lua`
 # line replaced by lua/lib/NAME.lua (included once per script, its own includes
-# likewise), byte for byte; no include line is left
+# likewise), then on its diet (cmake/embed_lua.cmake): without the top-level
+# `local function`s whose name appears nowhere else in what is kept (comment
+# lines aside), with the comment lines just above each, and without full-line
+# comments; byte for byte; no include line is left, no function kept that
+# nothing names, none dropped that anything names
 assembly=$(python3 - "$SRC/lua" "$RLOCK_LUA" <<'PY'
 import glob, os, re, sys
 src, built = sys.argv[1], sys.argv[2]
@@ -22,14 +26,52 @@ def assemble(path, included):
             included.add(m.group(1))
             out += assemble(os.path.join(src, 'lib', m.group(1).decode()), included)
     return out
+COMMENT = re.compile(rb'\n[ \t]*--[^\n]*')
+def word(name):
+    return re.compile(rb'(?<![A-Za-z0-9_])' + re.escape(name) + rb'(?![A-Za-z0-9_])')
+def diet(text):
+    lines = (b'\n' + text).split(b'\n')[1:]
+    pieces, code, i = [], [], 0   # (name or None, lines)
+    while i < len(lines):
+        m = re.match(rb'local function ([A-Za-z_][A-Za-z0-9_]*)\(', lines[i])
+        if not m:
+            code.append(lines[i])
+            i += 1
+            continue
+        k = len(code)
+        while k > 0 and re.match(rb'[ \t]*--', code[k - 1]):
+            k -= 1
+        pieces.append((None, code[:k]))
+        j = lines.index(b'end', i)
+        pieces.append((m.group(1), code[k:] + lines[i:j + 1]))
+        code, i = [], j + 1
+    pieces.append((None, code))
+    kept = [name is None for name, _ in pieces]
+    changed = True
+    while changed:
+        changed = False
+        seen = COMMENT.sub(b'', b'\n' + b'\n'.join(b'\n'.join(p) for (_, p), k in zip(pieces, kept) if k) + b'\n')
+        for n, (name, _) in enumerate(pieces):
+            if not kept[n] and word(name).search(seen):
+                kept[n] = changed = True
+    out = b'\n'.join(b'\n'.join(p) for (_, p), k in zip(pieces, kept) if k and p)
+    out = COMMENT.sub(b'', b'\n' + out)[1:]
+    dropped = [name for (name, _), k in zip(pieces, kept) if not k]
+    return out, dropped
 names = sorted(os.path.basename(f) for f in glob.glob(os.path.join(src, '*.lua')))
 found = sorted(os.path.basename(f) for f in glob.glob(os.path.join(built, '*.lua')))
 if names != found:
     print('scripts %s, assembled %s' % (names, found))
 for name in names:
     text = open(os.path.join(built, name), 'rb').read() if name in found else b''
-    if text != assemble(os.path.join(src, name), set()):
+    expected, dropped = diet(assemble(os.path.join(src, name), set()))
+    if text != expected:
         print('%s differs' % name)
+    for fn in dropped:
+        if word(fn).search(text):
+            print('%s names %s, which it does not define' % (name, fn.decode()))
+    if re.search(rb'(^|\n)[ \t]*--', text):
+        print('%s keeps a comment line' % name)
     if re.search(rb'(^|\n)-- @include', text):
         print('%s keeps an include line' % name)
 PY
