@@ -237,18 +237,20 @@ end
 -- The holds the history has open (an 'acquired' with no ending after it):
 -- owner -> {at = when acquired, fields = the acquired event's, point = the time
 -- of its newest event that set its lease, lease = that lease}. Read from the
--- newest event back, at most 64 events; an exclusive hold's 'acquired' (mode
--- other than shared or limit) or a force-unlock ends the search: nothing older
--- can still be held. `only`: just this owner's.
+-- newest event back, at most 64 events; an exclusive hold's 'acquired' or
+-- ending (mode other than shared or limit) or a force-unlock ends the search:
+-- nothing older can still be held (when an exclusive hold was taken, the
+-- history had no hold open: its acquisition ended them first; while it was
+-- held, nobody else could take it). `only`: just this owner's.
 local function open_holds(only)
   local holds = {}
   if not log_key then
     return holds
   end
   local closed, points = {}, {}
-  -- First the newest two: an exclusive hold's release and its acquisition,
-  -- the usual case, end the search there.
-  local from, budget, page = '+', 64, 2
+  -- First the newest one: the usual case, an exclusive hold's release (which
+  -- says its mode, issue 45), ends the search there.
+  local from, budget, page = '+', 64, 1
   while budget > 0 do
     local entries = redis.pcall('XREVRANGE', log_key, from, '-', 'COUNT', page + (from == '+' and 0 or 1))
     if type(entries) ~= 'table' or entries.err or #entries == 0 then
@@ -267,6 +269,9 @@ local function open_holds(only)
         elseif kind == 'expired' or kind == 'gone' or kind == 'lost' or (kind == 'released' and f.left == '0') then
           if who then
             closed[who] = true
+          end
+          if f.mode and f.mode ~= 'shared' and f.mode ~= 'limit' then
+            return holds -- an exclusive hold's ending: nothing older can still be held
           end
         elseif who and not closed[who] then
           local lease = tonumber(f.lease_ms)

@@ -56,24 +56,46 @@ r acquire RT4 --owner a
 measure "contended acquire -n" 1 -- acquire RT4 -n
 
 # --- the same through MONITOR: only EVALSHA from the client, nothing for the connection
-rcli MONITOR >"$TEST_TMP/monitor" 2>&1 &
-mon=$!; _pids+=("$mon")
-mon_ready() { [ "$(rcli CLIENT LIST | grep -c 'cmd=monitor')" -ge 1 ]; }
-wait_until 5 mon_ready
-rcli ECHO start-marker >/dev/null
-r acquire RT3 --owner o
-r release RT3 --owner o
-rcli ECHO end-marker >/dev/null
-seen_end() { grep -q end-marker "$TEST_TMP/monitor"; }
-wait_until 3 seen_end
-kill "$mon" 2>/dev/null
-client_cmds=$(sed -n '/start-marker/,/end-marker/p' "$TEST_TMP/monitor" | grep -v -e marker -e ' lua\] ' | awk '{print toupper($4)}' | tr -d '"' | tr '\n' ' ')
-lua_cmds=$(sed -n '/start-marker/,/end-marker/p' "$TEST_TMP/monitor" | grep -c ' lua\] ')
+# monitored CMD...: runs CMD with MONITOR on; MON: what the server saw meanwhile
+# (redis-cli itself in the background, not rcli's subshell: killed, it is gone;
+# each call its own file, a marker of its own)
+monitors=0
+monitored() {
+  monitors=$((monitors + 1))
+  local file=$TEST_TMP/monitor.$monitors
+  # shellcheck disable=SC2086
+  redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ${REDIS_AUTH_ARGS:-} MONITOR >"$file" 2>&1 &
+  local mon=$!
+  _pids+=("$mon")
+  mon_ready() { [ "$(rcli CLIENT LIST | grep -c 'cmd=monitor')" -ge 1 ]; }
+  wait_until 5 mon_ready
+  rcli ECHO "start-marker-$monitors" >/dev/null
+  "$@"
+  rcli ECHO "end-marker-$monitors" >/dev/null
+  seen_end() { grep -aq "end-marker-$monitors" "$file"; }
+  wait_until 3 seen_end
+  kill "$mon" 2>/dev/null
+  wait "$mon" 2>/dev/null
+  MON=$(sed -n "/start-marker-$monitors/,/end-marker-$monitors/p" "$file" | grep -av marker)
+}
+cycle() { r acquire RT3 --owner o; r release RT3 --owner o; }
+monitored cycle
+client_cmds=$(grep -av ' lua\] ' <<<"$MON" | awk '{print toupper($4)}' | tr -d '"' | tr '\n' ' ')
+lua_cmds=$(grep -ac ' lua\] ' <<<"$MON")
 echo "  MONITOR: client commands for acquire+release: ${client_cmds:-none}(script-internal: $lua_cmds)"
 # (TIME: the server's clock for the deadline each change carries, issue 34; in
 # the first request's write, as HELLO: no round trip of its own)
 check "MONITOR: the client sent exactly HELLO INFO TIME EVALSHA HELLO TIME EVALSHA (no WAIT: no replicas)" \
   test "$client_cmds" = "HELLO INFO TIME EVALSHA HELLO TIME EVALSHA "
+# An acquisition of a free lock reads the history back to end holds that went
+# unseen; after an exclusive hold's release (which says its mode, issue 45)
+# the newest event is enough: one XREVRANGE, COUNT 1.
+monitored r acquire RT3 --owner o
+# (grep -a: MONITOR's lines may hold bytes grep takes for binary)
+reads=$(grep -a ' lua\] ' <<<"$MON" | grep -ac '"XREVRANGE"')
+check "after a release, the next acquisition reads one history event ($(grep -a '"XREVRANGE"' <<<"$MON" | cut -d' ' -f4- | tr '\n' ' '))" \
+  test "$reads" = 1 -a "$(grep -ac '"XREVRANGE" "rlock_log:{RT3}" "+" "-" "COUNT" "1"' <<<"$MON")" = 1
+r release RT3 --owner o
 
 # HELLO and the first request leave in one write: both are sent before any reply is read.
 r -v acquire RT5 --owner o

@@ -65,6 +65,10 @@ EventFields acquisition_history(const AcquireRequest& request) {
   return {{"mode", std::string(mode_name(request.mode.mode))}, {"waited_ms", std::to_string(waited_ms())}};
 }
 
+EventFields release_history(Mode mode) {
+  return {{"mode", std::string(mode_name(mode))}};
+}
+
 bool carries_history(const std::vector<std::string>& keys, const std::vector<std::string>& args) {
   return keys.size() > 1 && !args.empty() && keys.back().starts_with("rlock_log:") && args.back().starts_with('[');
 }

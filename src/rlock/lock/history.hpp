@@ -77,6 +77,11 @@ std::string history_acl(const std::string& user, const std::string& log_key);
 // An acquisition's own fields: mode, waited_ms.
 EventFields acquisition_history(const AcquireRequest& request);
 
+// A release's own field: the mode of the hold it releases, so that the next
+// acquisition reads one event back when that release ended an exclusive hold
+// (lib/history.lua's open_holds, issue 45).
+EventFields release_history(Mode mode);
+
 // The ms since this process configured its history (it started): an
 // acquisition's waited_ms.
 long long waited_ms();

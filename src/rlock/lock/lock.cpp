@@ -237,7 +237,7 @@ void turns_refused(const std::string& user, const std::string& key) {
 }
 
 // The exclusive lock's release (lua/release.lua), also a fair hold's.
-ReleaseResult exclusive_release(redis::Client& client, const LockKeys& keys, const std::string& owner,
+ReleaseResult exclusive_release(redis::Client& client, const LockKeys& keys, Mode mode, const std::string& owner,
                                 bool all, const std::string& op_id, const std::string& only_if_acquired_by,
                                 redis::RetryPolicy::Mode retry) {
   redis::RetryScope scope{redis::RetryPolicy(client.timeouts(), retry), true, std::nullopt, {}};
@@ -249,7 +249,7 @@ ReleaseResult exclusive_release(redis::Client& client, const LockKeys& keys, con
   }
   with_turns(script_keys, keys); // a waiter's turn, when plain waiters wait for theirs
   std::vector<std::string> args{owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime()), "1", std::string(redis::k_deadline_slot)};
-  with_history(script_keys, args, keys);
+  with_history(script_keys, args, keys, release_history(mode));
   auto reply = run_script(client, scope, scripts::release, script_keys, args).reply;
   ReleaseResult result = decode_release(reply);
   if (result.check == OwnerCheck::ok && result.remaining == 0) {
@@ -612,7 +612,7 @@ ReleaseResult release(redis::Client& client, const LockKeys& keys, Mode mode, co
                       const std::string& op_id, const std::string& only_if_acquired_by,
                       redis::RetryPolicy::Mode retry) {
   return by_layout(
-      mode, [&] { return exclusive_release(client, keys, owner, all, op_id, only_if_acquired_by, retry); },
+      mode, [&] { return exclusive_release(client, keys, mode, owner, all, op_id, only_if_acquired_by, retry); },
       [&] { return rw_release(client, keys, mode, owner, all, op_id, only_if_acquired_by, retry); },
       [&] { return permit_release(client, keys, owner, all, op_id, only_if_acquired_by, retry); });
 }

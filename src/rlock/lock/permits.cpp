@@ -69,7 +69,7 @@ ReleaseResult permit_release(redis::Client& client, const LockKeys& keys, const 
     script_keys.push_back(latch_key(keys.acquire_latch, only_if_acquired_by));
   }
   std::vector<std::string> args{owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime()), std::string(redis::k_deadline_slot)};
-  with_history(script_keys, args, keys);
+  with_history(script_keys, args, keys, release_history(Mode::limit));
   auto reply = run_script(client, scope, scripts::permit_release, script_keys, args).reply;
   ReleaseResult result = decode_release(reply);
   if (result.check == OwnerCheck::ok && result.remaining == 0 && client.publish_command() != publish) {

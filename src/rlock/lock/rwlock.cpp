@@ -68,7 +68,7 @@ ReleaseResult rw_release(redis::Client& client, const LockKeys& keys, Mode mode,
   }
   std::vector<std::string> args{owner, all ? "1" : "0", publish, ms(scope.policy.latch_lifetime()),
                                 std::string(side_of(mode)), keys.reader_prefix, std::string(redis::k_deadline_slot)};
-  with_history(script_keys, args, keys);
+  with_history(script_keys, args, keys, release_history(mode));
   auto reply = run_script(client, scope, scripts::rw_release, script_keys, args).reply;
   ReleaseResult result = decode_release(reply);
   if (result.check == OwnerCheck::ok && result.remaining == 0) {
