@@ -35,12 +35,15 @@ chaos_procs() { procs_with_env "CHAOS_RUN=$TEST_TMP" | grep -vx "$$"; }
 no_chaos_procs() { [ -z "$(chaos_procs)" ]; }
 
 chaos_cleanup() {
-  local f p
+  local f p ours
   for p in $(chaos_procs); do kill -9 "$p" 2>/dev/null; done
+  # A pid file's process only while it is still one of this shell's jobs
+  # (lib.sh's our_jobs: the pid of one that ended may be another test's now).
+  ours=$(our_jobs)
   for f in "$TEST_TMP"/*.pid; do
     [ -e "$f" ] || continue
     for p in $(cat "$f" 2>/dev/null); do
-      alive "$p" && kill -CONT "$p" 2>/dev/null && kill -9 "$p" 2>/dev/null
+      [[ $ours == *" $p "* ]] && kill -CONT "$p" 2>/dev/null && kill -9 "$p" 2>/dev/null
     done
   done
   [ -n "${REDIS_PID:-}" ] && kill -CONT "$REDIS_PID" 2>/dev/null

@@ -58,11 +58,20 @@ _pids=()
 _passed=0
 _failed=0
 
+# our_jobs: the pids of this shell's background jobs that have not ended
+# (stopped ones too), space-separated with a space at each end. Only those are
+# killed by pid: a pid kept from a process that ended may have gone to another
+# test's process since (pid_max is 32768 on the CI machine, and a suite starts
+# tens of thousands of processes); a SIGKILL to it once ended a test running
+# beside this one without a word (CI, 2026-11-29: test_core_wake_matrix).
+our_jobs() { echo " $(jobs -rp | tr '\n' ' ') "; }
+
 cleanup() {
-  local pid
+  local pid ours
   exec 2>/dev/null # no "Killed" notices for the processes stopped below
+  ours=$(our_jobs)
   for pid in "${_pids[@]}"; do
-    kill -9 "$pid" 2>/dev/null
+    [[ $ours == *" $pid "* ]] && kill -9 "$pid" 2>/dev/null
   done
   # Every server of this test runs in a directory under TEST_TMP.
   for pid in $(pgrep -x redis-server; pgrep -f "^${REDIS_SERVER_CMD[0]} "); do
