@@ -136,8 +136,14 @@ waiter_case() {
   [ "$mode" = redlock ] && BG_ENV=(RLOCK_URL="$REDLOCK_URLS")
   local first=$name; [ "$mode" = several ] && first=$name.a
   # shellcheck disable=SC2046
-  bg "$f.h" run --ttl "$LEASE" $(mode_args "$mode" h "$name") -- sleep 60
+  bg "$f.h" run --ttl "$LEASE" $(mode_args "$mode" h "$name") -- sh -c ': >"$0"; exec sleep 60' "$f.held"
   local holder=$BG_PID
+  # The waiter starts only once the holder's command runs: else, on a loaded
+  # machine, the waiter may take the lock first, run and leave.
+  if ! wait_until 10 test -e "$f.held"; then
+    record waiter_queued 0 "$mode: the holder's command did not start ($(head -c 200 "$f.h.err"))"
+    kill -TERM "$holder"; wait_until 10 bg_done "$f.h"; return
+  fi
   local saved=$RLOCK
   RLOCK=$(launcher setsid_group)
   # shellcheck disable=SC2046
@@ -148,7 +154,7 @@ waiter_case() {
     *)
       local queued=1
       wait_until 5 eval '[ -n "$(queues_of "$first" "$mode")" ]' || queued=0
-      record waiter_queued "$queued" "$mode: the waiter was not seen queued" ;;
+      record waiter_queued "$queued" "$mode: the waiter was not seen queued (rc $(bg_rc "$f.w"): $(head -c 200 "$f.w.err"))" ;;
   esac
   sleep 0.5
   kill -KILL -- "-$BG_PID"
